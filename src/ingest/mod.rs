@@ -1,0 +1,430 @@
+//! Ingestion: bytes of one file → typed blocks (with page, section, kind and
+//! table cells) → cleaned text with offsets and a `document_id`.
+
+pub mod cleaners;
+pub mod csv;
+pub mod docx;
+pub mod html;
+pub mod md;
+pub mod sniff;
+pub mod txt;
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+use crate::source::Entry;
+use cleaners::CleanerSet;
+use quarry_udfs::Tokenizer;
+
+/// The version of the extractors and cleaners: part of every ingest cache
+/// key, so a changed extractor never serves stale text.
+pub const INGEST_VERSION: &str = "ingest-1";
+
+/// How many files have been parsed by this process (cache hits excluded).
+pub static PARSE_COUNT: AtomicU64 = AtomicU64::new(0);
+
+/// What a block is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum BlockKind {
+    /// A heading; it opens the section it names.
+    Heading,
+    /// Running text.
+    Paragraph,
+    /// One list item.
+    List,
+    /// A table, with its cells.
+    Table,
+    /// A footnote or endnote, placed after the text citing it.
+    Footnote,
+    /// A figure or table caption.
+    Caption,
+}
+
+impl BlockKind {
+    /// The name used in the `kind` column.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Heading => "heading",
+            Self::Paragraph => "paragraph",
+            Self::List => "list",
+            Self::Table => "table",
+            Self::Footnote => "footnote",
+            Self::Caption => "caption",
+        }
+    }
+
+    /// Parses a `kind` column value.
+    pub fn parse(s: &str) -> Option<Self> {
+        Some(match s {
+            "heading" => Self::Heading,
+            "paragraph" => Self::Paragraph,
+            "list" => Self::List,
+            "table" => Self::Table,
+            "footnote" => Self::Footnote,
+            "caption" => Self::Caption,
+            _ => return None,
+        })
+    }
+}
+
+/// One table cell.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct Cell {
+    /// Row index, from 0.
+    pub row: u32,
+    /// Column index, from 0 (spans counted).
+    pub col: u32,
+    /// Rows spanned (1 for a plain cell).
+    pub row_span: u32,
+    /// Columns spanned.
+    pub col_span: u32,
+    /// The cell's text.
+    pub text: String,
+    /// Indentation level of the text (leading spaces, or the source's indent).
+    pub indent: u32,
+    /// Whether the cell is bold (or a header cell).
+    pub bold: bool,
+}
+
+/// A block as an extractor produces it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RawBlock {
+    /// Its kind.
+    pub kind: BlockKind,
+    /// Its text (tables: one line per row, cells separated by " | ").
+    pub text: String,
+    /// The page, from 1, where the source has pages.
+    pub page: Option<u32>,
+    /// The nearest heading above it, where the source has headings.
+    pub section: Option<String>,
+    /// Table cells (tables only).
+    pub cells: Vec<Cell>,
+}
+
+impl RawBlock {
+    /// A block of `kind` with no page, section or cells.
+    pub fn new(kind: BlockKind, text: impl Into<String>) -> Self {
+        Self {
+            kind,
+            text: text.into(),
+            page: None,
+            section: None,
+            cells: Vec::new(),
+        }
+    }
+}
+
+/// A table's block text: one line per row, cells joined by " | ".
+pub fn table_text(cells: &[Cell]) -> String {
+    let mut rows: BTreeMap<u32, Vec<&Cell>> = BTreeMap::new();
+    for c in cells {
+        rows.entry(c.row).or_default().push(c);
+    }
+    rows.values()
+        .map(|r| {
+            let mut r = r.clone();
+            r.sort_by_key(|c| c.col);
+            r.iter()
+                .map(|c| c.text.split_whitespace().collect::<Vec<_>>().join(" "))
+                .collect::<Vec<_>>()
+                .join(" | ")
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// What an extractor gives back.
+#[derive(Debug, Default)]
+pub struct Extracted {
+    /// Blocks in reading order.
+    pub blocks: Vec<RawBlock>,
+    /// Number of pages, where the format has pages.
+    pub pages: Option<u32>,
+    /// The extractor's name.
+    pub extractor: &'static str,
+}
+
+/// A block of a cleaned document, with offsets into its text.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Block {
+    /// Its kind.
+    pub kind: BlockKind,
+    /// Page, from 1, where known.
+    pub page: Option<u32>,
+    /// Section, where known.
+    pub section: Option<String>,
+    /// Byte offset of the block in the document text.
+    pub start: usize,
+    /// Byte offset of its end (exclusive).
+    pub end: usize,
+    /// Table cells.
+    pub cells: Vec<Cell>,
+}
+
+/// A document's status.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Status {
+    /// Read, with text.
+    Ok,
+    /// Could not be read; `error` says why and what to do.
+    Failed,
+    /// The same cleaned text as an earlier document; not read again.
+    Duplicate,
+    /// No extractor for this kind of file.
+    NoExtractor,
+    /// Read, but there is no text in it.
+    NoText,
+    /// Below the scanned depth (inventory only).
+    NotScanned,
+}
+
+impl Status {
+    /// The `status` column value.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Ok => "ok",
+            Self::Failed => "failed",
+            Self::Duplicate => "duplicate",
+            Self::NoExtractor => "no_extractor",
+            Self::NoText => "no_text",
+            Self::NotScanned => "not_scanned",
+        }
+    }
+}
+
+/// A file after ingestion: cleaned text, blocks, and how it went.
+#[derive(Debug, Clone)]
+pub struct Document {
+    /// Where it came from.
+    pub entry: Entry,
+    /// The extractor used (or that would be used).
+    pub extractor: Option<String>,
+    /// How it went.
+    pub status: Status,
+    /// Why it failed, or a note.
+    pub error: Option<String>,
+    /// Hex SHA-256 of the cleaned text.
+    pub document_id: Option<String>,
+    /// The cleaned text: blocks joined by blank lines.
+    pub text: String,
+    /// Blocks with offsets into `text`.
+    pub blocks: Vec<Block>,
+    /// Number of pages, where the format has them.
+    pub pages: Option<u32>,
+    /// Characters removed by each cleaner that ran.
+    pub chars_removed: BTreeMap<String, u64>,
+    /// The document this one repeats.
+    pub duplicate_of: Option<String>,
+    /// Whether the ingestion came from the store rather than a parse.
+    pub cached: bool,
+    /// Token count of `text`.
+    pub tokens: Option<u64>,
+}
+
+impl Document {
+    /// A document with no text and the given status.
+    pub fn empty(entry: Entry, status: Status, extractor: Option<&str>, error: Option<String>) -> Self {
+        Self {
+            entry,
+            extractor: extractor.map(str::to_string),
+            status,
+            error,
+            document_id: None,
+            text: String::new(),
+            blocks: Vec::new(),
+            pages: None,
+            chars_removed: BTreeMap::new(),
+            duplicate_of: None,
+            cached: false,
+            tokens: None,
+        }
+    }
+
+    /// The text of one block.
+    pub fn block_text(&self, b: &Block) -> &str {
+        &self.text[b.start..b.end]
+    }
+}
+
+/// Everything that changes what ingestion produces.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct IngestSpec {
+    /// The cleaners that run.
+    pub cleaners: CleanerSet,
+    /// Files larger than this fail without being read.
+    pub max_bytes: u64,
+    /// How tokens are counted.
+    pub tokenizer: Tokenizer,
+}
+
+impl Default for IngestSpec {
+    fn default() -> Self {
+        Self {
+            cleaners: CleanerSet::default(),
+            max_bytes: 256 * 1024 * 1024,
+            tokenizer: Tokenizer::default(),
+        }
+    }
+}
+
+impl IngestSpec {
+    /// A stable string of the spec, hashed into cache keys.
+    pub fn fingerprint(&self) -> String {
+        format!(
+            "{INGEST_VERSION};clean={};max_bytes={};tok={}",
+            self.cleaners.names().join("+"),
+            self.max_bytes,
+            self.tokenizer.name()
+        )
+    }
+}
+
+/// The extractor for an extension, or why there is none.
+pub fn extractor_for(ext: &str) -> Result<&'static str, String> {
+    Ok(match ext {
+        "txt" | "text" | "log" | "" => "txt",
+        "csv" | "tsv" => "csv",
+        "md" | "markdown" | "mdown" | "mkd" => "md",
+        "html" | "htm" | "xhtml" => "html",
+        "docx" => "docx",
+        "pdf" => return Err("pdf: the PDF extractor is not available in this build yet; convert the file to text (for example with pdftotext) to read it now".into()),
+        "doc" => return Err("legacy Word .doc is not supported: save it as .docx (Word, LibreOffice: File > Save As)".into()),
+        "rtf" => return Err("RTF is not supported: save it as .docx or .txt".into()),
+        "odt" => return Err("OpenDocument .odt is not supported: save it as .docx".into()),
+        other => return Err(format!("no extractor for .{other} files; supported: txt, csv, tsv, md, html, docx")),
+    })
+}
+
+fn extractor_label(ext: &str) -> Option<&'static str> {
+    match ext {
+        "pdf" => Some("pdf"),
+        "doc" => Some("doc"),
+        _ => extractor_for(ext).ok(),
+    }
+}
+
+/// Reads one file's bytes into a document: sniff, extract, clean, hash.
+/// Never panics outward and never fails: a problem is a `failed` row.
+pub fn ingest_bytes(entry: Entry, bytes: &[u8], spec: &IngestSpec) -> Document {
+    PARSE_COUNT.fetch_add(1, Ordering::Relaxed);
+    let ext = entry.ext.clone();
+    let extractor = match extractor_for(&ext) {
+        Ok(x) => x,
+        Err(msg) => {
+            return Document::empty(entry, Status::NoExtractor, extractor_label(&ext), Some(msg));
+        }
+    };
+    if bytes.is_empty() {
+        return Document::empty(
+            entry,
+            Status::Failed,
+            Some(extractor),
+            Some("the file is empty (0 bytes): re-export it from its source or remove it".into()),
+        );
+    }
+    if let Err(msg) = sniff::check(bytes, extractor, &ext) {
+        return Document::empty(entry, Status::Failed, Some(extractor), Some(msg));
+    }
+    let result = std::panic::catch_unwind(|| match extractor {
+        "txt" => txt::extract(bytes),
+        "csv" => csv::extract(bytes, &ext),
+        "md" => md::extract(bytes),
+        "html" => html::extract(bytes),
+        "docx" => docx::extract(bytes),
+        _ => Err(format!("no extractor named {extractor}")),
+    });
+    let extracted = match result {
+        Ok(Ok(x)) => x,
+        Ok(Err(msg)) => return Document::empty(entry, Status::Failed, Some(extractor), Some(msg)),
+        Err(_) => {
+            return Document::empty(
+                entry,
+                Status::Failed,
+                Some(extractor),
+                Some(format!("the {extractor} extractor crashed on this file; please report it with the file attached")),
+            )
+        }
+    };
+    finish(entry, extracted, spec)
+}
+
+/// Cleans extracted blocks, lays them out as one text, and hashes it.
+pub fn finish(entry: Entry, extracted: Extracted, spec: &IngestSpec) -> Document {
+    let (blocks, removed) = spec.cleaners.apply(extracted.blocks);
+    let mut text = String::new();
+    let mut out = Vec::with_capacity(blocks.len());
+    for b in blocks {
+        if !text.is_empty() {
+            text.push_str("\n\n");
+        }
+        let start = text.len();
+        text.push_str(&b.text);
+        out.push(Block {
+            kind: b.kind,
+            page: b.page,
+            section: b.section,
+            start,
+            end: text.len(),
+            cells: b.cells,
+        });
+    }
+    let mut doc = Document::empty(entry, Status::Ok, Some(extracted.extractor), None);
+    doc.pages = extracted.pages;
+    doc.chars_removed = removed;
+    if text.trim().is_empty() {
+        doc.status = Status::NoText;
+        doc.error = Some(match extracted.extractor {
+            "html" => "the page has no readable text (only scripts, styles or navigation)".into(),
+            _ => "the file has no text in it".into(),
+        });
+        return doc;
+    }
+    doc.document_id = Some(hex::encode(Sha256::digest(text.as_bytes())));
+    doc.tokens = Some(spec.tokenizer.count(&text) as u64);
+    doc.text = text;
+    doc.blocks = out;
+    doc
+}
+
+/// Maps byte offsets in a text to char offsets, for the `char_start` /
+/// `char_end` columns (SQL's `substr` counts characters).
+pub struct CharIndex {
+    /// Byte offset of every char boundary, when the text is not ASCII.
+    boundaries: Option<Vec<usize>>,
+}
+
+impl CharIndex {
+    /// Indexes `text`.
+    pub fn new(text: &str) -> Self {
+        Self {
+            boundaries: (!text.is_ascii()).then(|| text.char_indices().map(|(i, _)| i).collect()),
+        }
+    }
+
+    /// The char offset of byte offset `b` (a char boundary).
+    pub fn char_of(&self, b: usize) -> usize {
+        match &self.boundaries {
+            None => b,
+            Some(v) => v.partition_point(|&x| x < b),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn char_index_counts_chars() {
+        let t = "añb€c";
+        let ix = CharIndex::new(t);
+        assert_eq!(ix.char_of(0), 0);
+        assert_eq!(ix.char_of(t.find('b').unwrap()), 2);
+        assert_eq!(ix.char_of(t.len()), 5);
+    }
+}

@@ -1,0 +1,33 @@
+//! quarry-udfs: pure, deterministic SQL functions for quarry (sentences,
+//! tokens, and later quotes and numbers). Each function lives in a file named
+//! after it: a plain Rust kernel, its DataFusion adapter, and its tests.
+
+use std::sync::Arc;
+
+use datafusion::common::Result;
+use datafusion::execution::FunctionRegistry;
+use datafusion::logical_expr::ScalarUDF;
+
+pub mod sentences;
+pub mod token_count;
+pub mod util;
+
+pub use sentences::sentence_spans;
+pub use token_count::Tokenizer;
+
+/// Every scalar function this crate provides.
+pub fn scalar_functions() -> Vec<Arc<ScalarUDF>> {
+    vec![
+        Arc::new(ScalarUDF::from(sentences::Sentences::default())),
+        Arc::new(ScalarUDF::from(token_count::TokenCount::default())),
+    ]
+}
+
+/// Registers every function of this crate with a DataFusion registry
+/// (a `SessionContext`, or a `SessionState` builder's registry).
+pub fn register_all(registry: &mut dyn FunctionRegistry) -> Result<()> {
+    for f in scalar_functions() {
+        registry.register_udf(f)?;
+    }
+    Ok(())
+}
