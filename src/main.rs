@@ -1,1 +1,92 @@
-fn main() {}
+//! The `quarry` command: `quarry sql` runs SQL over document corpora, from
+//! `-c`, from `-f FILE.sql`, or in an interactive shell.
+
+use std::io::IsTerminal;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+use quarry::output::Format;
+use quarry::repl::{one_line, repl, run_sql};
+use quarry::Settings;
+
+#[derive(Parser)]
+#[command(
+    name = "quarry",
+    version,
+    about = "A SQL engine for reading document corpora with language models"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run SQL: `-c "SQL"`, `-f FILE.sql`, statements on standard input, or an interactive shell.
+    Sql {
+        /// SQL to run (several statements separated by ';'); may be repeated.
+        #[arg(short = 'c', long = "command")]
+        command: Vec<String>,
+        /// A file of SQL statements to run.
+        #[arg(short = 'f', long = "file")]
+        file: Vec<PathBuf>,
+        /// How to print results.
+        #[arg(long, value_enum, default_value_t = Format::Table)]
+        format: Format,
+        /// Where ingestion results and run tables are kept: a folder or s3://bucket/prefix/.
+        #[arg(long, default_value = "./.quarry/", env = "QUARRY_STORE")]
+        store: String,
+        /// Keep nothing in the store: parse every file again.
+        #[arg(long)]
+        no_store: bool,
+    },
+}
+
+async fn run(cli: Cli) -> anyhow::Result<()> {
+    match cli.command {
+        Command::Sql {
+            command,
+            file,
+            format,
+            store,
+            no_store,
+        } => {
+            let settings = Settings {
+                store: (!no_store).then_some(store),
+            };
+            let ctx = quarry::session(&settings)?;
+            let mut out = std::io::stdout().lock();
+            if command.is_empty() && file.is_empty() {
+                if std::io::stdin().is_terminal() {
+                    drop(out);
+                    return repl(&ctx, format).await;
+                }
+                let mut sql = String::new();
+                std::io::Read::read_to_string(&mut std::io::stdin(), &mut sql)?;
+                run_sql(&ctx, &sql, format, &mut out).await?;
+                return Ok(());
+            }
+            for f in &file {
+                let sql = std::fs::read_to_string(f)
+                    .map_err(|e| anyhow::anyhow!("cannot read {}: {e}", f.display()))?;
+                run_sql(&ctx, &sql, format, &mut out).await?;
+            }
+            for sql in &command {
+                run_sql(&ctx, sql, format, &mut out).await?;
+            }
+            Ok(())
+        }
+    }
+}
+
+#[tokio::main]
+async fn main() -> ExitCode {
+    match run(Cli::parse()).await {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {}", one_line(&e.to_string()));
+            ExitCode::FAILURE
+        }
+    }
+}

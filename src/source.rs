@@ -20,6 +20,8 @@ pub struct Entry {
     pub source: String,
     /// The location inside the store.
     pub location: ObjPath,
+    /// A stable identity for caching: `file:///abs/path`, `s3://bucket/key` or the URL.
+    pub uri: String,
     /// The folder relative to the scanned root (`.` for the root itself).
     pub folder: String,
     /// The file name with its extension.
@@ -49,6 +51,7 @@ enum SourceKind {
     /// A store with a root prefix to list (a folder or an S3 prefix).
     Listing {
         store: Arc<dyn ObjectStore>,
+        uri_base: String,
         /// How to print a location: `display_base` + path relative to `root`.
         display_base: String,
         root: ObjPath,
@@ -58,6 +61,7 @@ enum SourceKind {
     /// A single object in a store.
     Single {
         store: Arc<dyn ObjectStore>,
+        uri_base: String,
         location: ObjPath,
         display: String,
     },
@@ -115,7 +119,12 @@ impl Source {
                 });
             }
             let store = s3_store(bucket)?;
-            return Ok(Self::from_store_key(spec, store, &format!("s3://{bucket}/"), key));
+            return Ok(Self::from_store_key(
+                spec,
+                store,
+                &format!("s3://{bucket}/"),
+                key,
+            ));
         }
         if trimmed.starts_with("http://") || trimmed.starts_with("https://") {
             let url = url::Url::parse(trimmed).map_err(|e| QuarryError::Source {
@@ -151,6 +160,7 @@ impl Source {
                 spec: spec.into(),
                 kind: SourceKind::Listing {
                     store,
+                    uri_base: base.to_string(),
                     display_base: format!("{base}{key}"),
                     root,
                     glob: None,
@@ -164,6 +174,7 @@ impl Source {
             spec: spec.into(),
             kind: SourceKind::Single {
                 store,
+                uri_base: base.to_string(),
                 location: ObjPath::from(key),
                 display: format!("{base}{key}"),
             },
@@ -182,7 +193,15 @@ impl Source {
             spec: spec.into(),
             kind: SourceKind::Listing {
                 store,
-                display_base: format!("{base}{}", if root.is_empty() { String::new() } else { format!("{root}/") }),
+                uri_base: base.to_string(),
+                display_base: format!(
+                    "{base}{}",
+                    if root.is_empty() {
+                        String::new()
+                    } else {
+                        format!("{root}/")
+                    }
+                ),
                 root: ObjPath::from(root),
                 recursive_glob: pattern.contains('/') || pattern.contains("**"),
                 glob: matcher,
@@ -193,7 +212,14 @@ impl Source {
     fn local(spec: &str, path: &str) -> Result<Self> {
         let (dir_part, pattern) = if is_glob(path) {
             let (root, pat) = split_glob(path);
-            (if root.is_empty() { ".".to_string() } else { root }, Some(pat))
+            (
+                if root.is_empty() {
+                    ".".to_string()
+                } else {
+                    root
+                },
+                Some(pat),
+            )
         } else {
             (path.to_string(), None)
         };
@@ -201,7 +227,12 @@ impl Source {
         let meta = std::fs::metadata(p).map_err(|e| QuarryError::Source {
             source_spec: spec.into(),
             message: if e.kind() == std::io::ErrorKind::NotFound {
-                format!("'{dir_part}' does not exist: check the path (relative paths start from {})", std::env::current_dir().map(|d| d.display().to_string()).unwrap_or_default())
+                format!(
+                    "'{dir_part}' does not exist: check the path (relative paths start from {})",
+                    std::env::current_dir()
+                        .map(|d| d.display().to_string())
+                        .unwrap_or_default()
+                )
             } else {
                 format!("cannot open '{dir_part}': {e}")
             },
@@ -216,23 +247,26 @@ impl Source {
                 .file_name()
                 .map(|n| n.to_string_lossy().into_owned())
                 .unwrap_or_default();
-            let store = LocalFileSystem::new_with_prefix(parent).map_err(|e| QuarryError::Source {
-                source_spec: spec.into(),
-                message: e.to_string(),
-            })?;
+            let store =
+                LocalFileSystem::new_with_prefix(parent).map_err(|e| QuarryError::Source {
+                    source_spec: spec.into(),
+                    message: e.to_string(),
+                })?;
             return Ok(Self {
                 spec: spec.into(),
                 kind: SourceKind::Single {
                     store: Arc::new(store),
+                    uri_base: format!("file://{}/", parent.display()),
                     location: ObjPath::from(name.as_str()),
                     display: path.to_string(),
                 },
             });
         }
-        let store = LocalFileSystem::new_with_prefix(&canonical).map_err(|e| QuarryError::Source {
-            source_spec: spec.into(),
-            message: e.to_string(),
-        })?;
+        let store =
+            LocalFileSystem::new_with_prefix(&canonical).map_err(|e| QuarryError::Source {
+                source_spec: spec.into(),
+                message: e.to_string(),
+            })?;
         let mut display_base = dir_part.clone();
         if !display_base.ends_with('/') {
             display_base.push('/');
@@ -244,6 +278,7 @@ impl Source {
             spec: spec.into(),
             kind: SourceKind::Listing {
                 store: Arc::new(store),
+                uri_base: format!("file://{}/", canonical.display()),
                 display_base,
                 root: ObjPath::default(),
                 recursive_glob: pattern
@@ -270,6 +305,7 @@ impl Source {
                     .unwrap_or_else(|| "index.html".into());
                 Ok(vec![Entry {
                     source: url.to_string(),
+                    uri: url.to_string(),
                     location: ObjPath::from(name.as_str()),
                     folder: ".".into(),
                     ext: ext_of(&name),
@@ -282,16 +318,24 @@ impl Source {
             }
             SourceKind::Single {
                 store,
+                uri_base,
                 location,
                 display,
             } => match store.head(location).await {
-                Ok(meta) => Ok(vec![entry_from_meta(&meta, display.clone(), ".".into(), false)]),
+                Ok(meta) => Ok(vec![entry_from_meta(
+                    &meta,
+                    uri_base,
+                    display.clone(),
+                    ".".into(),
+                    false,
+                )]),
                 Err(object_store::Error::NotFound { .. }) if display.contains("://") => {
                     // "s3://b/prefix" without a slash: list it as a folder.
                     let sub = Source {
                         spec: self.spec.clone(),
                         kind: SourceKind::Listing {
                             store: store.clone(),
+                            uri_base: uri_base.clone(),
                             display_base: format!("{display}/"),
                             root: location.clone(),
                             glob: None,
@@ -307,13 +351,18 @@ impl Source {
             },
             SourceKind::Listing {
                 store,
+                uri_base,
                 display_base,
                 root,
                 glob,
                 recursive_glob,
             } => {
                 let deep = recursive || *recursive_glob;
-                let root_opt = if root.as_ref().is_empty() { None } else { Some(root) };
+                let root_opt = if root.as_ref().is_empty() {
+                    None
+                } else {
+                    Some(root)
+                };
                 let mut out = Vec::new();
                 if deep {
                     let metas: Vec<ObjectMeta> = store
@@ -326,7 +375,13 @@ impl Source {
                         if glob.as_ref().is_some_and(|g| !g.is_match(&rel)) {
                             continue;
                         }
-                        out.push(entry_from_meta(&m, format!("{display_base}{rel}"), folder_of(&rel), false));
+                        out.push(entry_from_meta(
+                            &m,
+                            uri_base,
+                            format!("{display_base}{rel}"),
+                            folder_of(&rel),
+                            false,
+                        ));
                     }
                 } else {
                     let listing = store
@@ -338,7 +393,13 @@ impl Source {
                         if glob.as_ref().is_some_and(|g| !g.is_match(&rel)) {
                             continue;
                         }
-                        out.push(entry_from_meta(m, format!("{display_base}{rel}"), ".".into(), false));
+                        out.push(entry_from_meta(
+                            m,
+                            uri_base,
+                            format!("{display_base}{rel}"),
+                            ".".into(),
+                            false,
+                        ));
                     }
                     // One level further down: listed, not read.
                     for sub in &listing.common_prefixes {
@@ -353,7 +414,13 @@ impl Source {
                             }) {
                                 continue;
                             }
-                            out.push(entry_from_meta(m, format!("{display_base}{rel}"), folder_of(&rel), true));
+                            out.push(entry_from_meta(
+                                m,
+                                uri_base,
+                                format!("{display_base}{rel}"),
+                                folder_of(&rel),
+                                true,
+                            ));
                         }
                     }
                 }
@@ -386,10 +453,13 @@ impl Source {
             SourceKind::Listing { store, .. } | SourceKind::Single { store, .. } => store,
             SourceKind::Http { url } => return fetch_http(url, max_bytes, &entry.source).await,
         };
-        let got = store.get(&entry.location).await.map_err(|e| QuarryError::Read {
-            path: entry.source.clone(),
-            message: e.to_string(),
-        })?;
+        let got = store
+            .get(&entry.location)
+            .await
+            .map_err(|e| QuarryError::Read {
+                path: entry.source.clone(),
+                message: e.to_string(),
+            })?;
         let bytes = got.bytes().await.map_err(|e| QuarryError::Read {
             path: entry.source.clone(),
             message: e.to_string(),
@@ -473,9 +543,16 @@ pub fn ext_of(name: &str) -> String {
     }
 }
 
-fn entry_from_meta(m: &ObjectMeta, source: String, folder: String, not_scanned: bool) -> Entry {
+fn entry_from_meta(
+    m: &ObjectMeta,
+    uri_base: &str,
+    source: String,
+    folder: String,
+    not_scanned: bool,
+) -> Entry {
     let file_name = m.location.filename().unwrap_or_default().to_string();
     Entry {
+        uri: format!("{uri_base}{}", m.location),
         source,
         location: m.location.clone(),
         ext: ext_of(&file_name),

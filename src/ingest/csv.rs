@@ -20,7 +20,8 @@ pub fn extract(bytes: &[u8], ext: &str) -> Result<Extracted, String> {
         .from_reader(text.as_bytes());
     let mut rows: Vec<Vec<String>> = Vec::new();
     for (i, rec) in rdr.records().enumerate() {
-        let rec = rec.map_err(|e| format!("malformed {} at record {}: {e}", ext.to_uppercase(), i + 1))?;
+        let rec =
+            rec.map_err(|e| format!("malformed {} at record {}: {e}", ext.to_uppercase(), i + 1))?;
         rows.push(rec.iter().map(str::to_string).collect());
     }
     let Some(header) = rows.first().cloned() else {
@@ -45,7 +46,10 @@ pub fn extract(bytes: &[u8], ext: &str) -> Result<Extracted, String> {
 
 fn table_block(header: &[String], rows: &[Vec<String>]) -> RawBlock {
     let mut cells = Vec::new();
-    for (r, row) in std::iter::once(header).chain(rows.iter().map(Vec::as_slice)).enumerate() {
+    for (r, row) in std::iter::once(header)
+        .chain(rows.iter().map(Vec::as_slice))
+        .enumerate()
+    {
         for (c, v) in row.iter().enumerate() {
             cells.push(Cell {
                 row: r as u32,
@@ -68,7 +72,10 @@ fn sniff_delimiter(text: &str) -> u8 {
     [b',', b';', b'\t', b'|']
         .into_iter()
         .max_by_key(|&d| {
-            let counts: Vec<usize> = head.iter().map(|l| l.bytes().filter(|&b| b == d).count()).collect();
+            let counts: Vec<usize> = head
+                .iter()
+                .map(|l| l.bytes().filter(|&b| b == d).count())
+                .collect();
             let min = counts.iter().copied().min().unwrap_or(0);
             (min, counts.first().copied().unwrap_or(0))
         })

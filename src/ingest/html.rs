@@ -10,14 +10,55 @@ const SKIP: &[&str] = &[
     "script", "style", "noscript", "template", "nav", "footer", "aside", "form", "svg", "iframe",
     "button", "select", "textarea", "head", "object", "embed", "canvas", "menu", "dialog",
 ];
-const SKIP_ROLES: &[&str] = &["navigation", "banner", "contentinfo", "search", "menu", "menubar", "complementary"];
+const SKIP_ROLES: &[&str] = &[
+    "navigation",
+    "banner",
+    "contentinfo",
+    "search",
+    "menu",
+    "menubar",
+    "complementary",
+];
 const SKIP_CLASSES: &[&str] = &[
-    "nav", "navbar", "navigation", "menu", "breadcrumb", "breadcrumbs", "cookie", "cookie-banner",
-    "sidebar", "site-footer", "site-header", "skip-link", "advert", "ads", "share", "social",
+    "nav",
+    "navbar",
+    "navigation",
+    "menu",
+    "breadcrumb",
+    "breadcrumbs",
+    "cookie",
+    "cookie-banner",
+    "sidebar",
+    "site-footer",
+    "site-header",
+    "skip-link",
+    "advert",
+    "ads",
+    "share",
+    "social",
 ];
 const BLOCK: &[&str] = &[
-    "p", "div", "section", "article", "main", "body", "blockquote", "pre", "dd", "dt", "dl",
-    "address", "figure", "header", "ul", "ol", "hr", "center", "details", "summary", "fieldset",
+    "p",
+    "div",
+    "section",
+    "article",
+    "main",
+    "body",
+    "blockquote",
+    "pre",
+    "dd",
+    "dt",
+    "dl",
+    "address",
+    "figure",
+    "header",
+    "ul",
+    "ol",
+    "hr",
+    "center",
+    "details",
+    "summary",
+    "fieldset",
 ];
 
 struct Walker {
@@ -117,18 +158,29 @@ impl Walker {
 
 fn skipped(el: ElementRef) -> bool {
     let v = el.value();
-    if SKIP.contains(&v.name()) || v.attr("hidden").is_some() || v.attr("aria-hidden") == Some("true") {
+    if SKIP.contains(&v.name())
+        || v.attr("hidden").is_some()
+        || v.attr("aria-hidden") == Some("true")
+    {
         return true;
     }
     if v.attr("role").is_some_and(|r| SKIP_ROLES.contains(&r)) {
         return true;
     }
-    if v.name() == "header" && v.attr("role").is_none() && el.ancestors().filter_map(ElementRef::wrap).all(|a| !matches!(a.value().name(), "article" | "main" | "section")) {
+    if v.name() == "header"
+        && v.attr("role").is_none()
+        && el
+            .ancestors()
+            .filter_map(ElementRef::wrap)
+            .all(|a| !matches!(a.value().name(), "article" | "main" | "section"))
+    {
         // A page-level header is site chrome; an article's header is content.
         return el.select(&heading_selector()).next().is_none();
     }
-    v.classes().any(|c| SKIP_CLASSES.contains(&c.to_ascii_lowercase().as_str()))
-        || v.id().is_some_and(|id| SKIP_CLASSES.contains(&id.to_ascii_lowercase().as_str()))
+    v.classes()
+        .any(|c| SKIP_CLASSES.contains(&c.to_ascii_lowercase().as_str()))
+        || v.id()
+            .is_some_and(|id| SKIP_CLASSES.contains(&id.to_ascii_lowercase().as_str()))
 }
 
 fn heading_selector() -> scraper::Selector {
@@ -166,9 +218,16 @@ fn table_cells(table: ElementRef) -> Vec<Cell> {
     // Columns still occupied by a rowspan from above: col -> rows left.
     let mut occupied: Vec<u32> = Vec::new();
     let mut r = 0u32;
-    for row in table.descendants().filter_map(ElementRef::wrap).filter(|e| e.value().name() == "tr") {
+    for row in table
+        .descendants()
+        .filter_map(ElementRef::wrap)
+        .filter(|e| e.value().name() == "tr")
+    {
         // Skip rows of nested tables.
-        let owner = row.ancestors().filter_map(ElementRef::wrap).find(|a| a.value().name() == "table");
+        let owner = row
+            .ancestors()
+            .filter_map(ElementRef::wrap)
+            .find(|a| a.value().name() == "table");
         if owner.map(|o| o.id()) != Some(table.id()) {
             continue;
         }
@@ -181,17 +240,32 @@ fn table_cells(table: ElementRef) -> Vec<Cell> {
             while (c as usize) < occupied.len() && occupied[c as usize] > 0 {
                 c += 1;
             }
-            let span = |a: &str| cell.value().attr(a).and_then(|v| v.trim().parse::<u32>().ok()).unwrap_or(1).clamp(1, 1000);
+            let span = |a: &str| {
+                cell.value()
+                    .attr(a)
+                    .and_then(|v| v.trim().parse::<u32>().ok())
+                    .unwrap_or(1)
+                    .clamp(1, 1000)
+            };
             let (rs, cs) = (span("rowspan"), span("colspan"));
             let bold = name == "th"
-                || cell.descendants().filter_map(ElementRef::wrap).any(|e| matches!(e.value().name(), "b" | "strong"));
+                || cell
+                    .descendants()
+                    .filter_map(ElementRef::wrap)
+                    .any(|e| matches!(e.value().name(), "b" | "strong"));
             let style = cell.value().attr("style").unwrap_or("");
             let indent = style
                 .split(';')
                 .find_map(|d| {
                     let (k, v) = d.split_once(':')?;
                     (k.trim() == "padding-left" || k.trim() == "text-indent")
-                        .then(|| v.trim().trim_end_matches("px").trim_end_matches("em").parse::<f32>().ok())
+                        .then(|| {
+                            v.trim()
+                                .trim_end_matches("px")
+                                .trim_end_matches("em")
+                                .parse::<f32>()
+                                .ok()
+                        })
                         .flatten()
                 })
                 .map(|v| v.max(0.0) as u32)

@@ -19,7 +19,10 @@ pub fn extract(bytes: &[u8]) -> Result<Extracted, String> {
     let mut in_cell = false;
     let mut in_head_row = false;
 
-    let flush = |buf: &mut String, kind: BlockKind, section: &Option<String>, blocks: &mut Vec<RawBlock>| {
+    let flush = |buf: &mut String,
+                 kind: BlockKind,
+                 section: &Option<String>,
+                 blocks: &mut Vec<RawBlock>| {
         let t = buf.trim();
         if !t.is_empty() {
             let mut b = RawBlock::new(kind, t.to_string());
@@ -32,7 +35,12 @@ pub fn extract(bytes: &[u8]) -> Result<Extracted, String> {
     for ev in Parser::new_ext(&text, opts) {
         match ev {
             Event::Start(Tag::Heading { .. }) => {
-                flush(&mut buf, *kind_stack.last().unwrap_or(&BlockKind::Paragraph), &section, &mut blocks);
+                flush(
+                    &mut buf,
+                    *kind_stack.last().unwrap_or(&BlockKind::Paragraph),
+                    &section,
+                    &mut blocks,
+                );
                 in_heading = true;
             }
             Event::End(TagEnd::Heading(_)) => {
@@ -47,7 +55,12 @@ pub fn extract(bytes: &[u8]) -> Result<Extracted, String> {
                 }
             }
             Event::Start(Tag::Item) => {
-                flush(&mut buf, *kind_stack.last().unwrap_or(&BlockKind::Paragraph), &section, &mut blocks);
+                flush(
+                    &mut buf,
+                    *kind_stack.last().unwrap_or(&BlockKind::Paragraph),
+                    &section,
+                    &mut blocks,
+                );
                 kind_stack.push(BlockKind::List);
             }
             Event::End(TagEnd::Item) => {
@@ -55,7 +68,12 @@ pub fn extract(bytes: &[u8]) -> Result<Extracted, String> {
                 kind_stack.pop();
             }
             Event::Start(Tag::FootnoteDefinition(label)) => {
-                flush(&mut buf, *kind_stack.last().unwrap_or(&BlockKind::Paragraph), &section, &mut blocks);
+                flush(
+                    &mut buf,
+                    *kind_stack.last().unwrap_or(&BlockKind::Paragraph),
+                    &section,
+                    &mut blocks,
+                );
                 kind_stack.push(BlockKind::Footnote);
                 buf.push_str(&format!("[{label}] "));
             }
@@ -63,14 +81,18 @@ pub fn extract(bytes: &[u8]) -> Result<Extracted, String> {
                 flush(&mut buf, BlockKind::Footnote, &section, &mut blocks);
                 kind_stack.pop();
             }
-            Event::Start(Tag::Paragraph) | Event::Start(Tag::CodeBlock(_)) | Event::Start(Tag::BlockQuote(_)) => {
+            Event::Start(Tag::Paragraph)
+            | Event::Start(Tag::CodeBlock(_))
+            | Event::Start(Tag::BlockQuote(_)) => {
                 if kind_stack.is_empty() {
                     flush(&mut buf, BlockKind::Paragraph, &section, &mut blocks);
                 } else if !buf.is_empty() {
                     buf.push('\n');
                 }
             }
-            Event::End(TagEnd::Paragraph) | Event::End(TagEnd::CodeBlock) | Event::End(TagEnd::BlockQuote(_)) => {
+            Event::End(TagEnd::Paragraph)
+            | Event::End(TagEnd::CodeBlock)
+            | Event::End(TagEnd::BlockQuote(_)) => {
                 if kind_stack.is_empty() {
                     flush(&mut buf, BlockKind::Paragraph, &section, &mut blocks);
                 }
@@ -158,7 +180,11 @@ mod tests {
     #[test]
     fn headings_become_sections() {
         let x = extract(b"# Methods\n\nWe enrolled 40.\n\n## Outcomes\n\n- pain\n- sleep\n\n| a | b |\n|---|---|\n| 1 | 2 |\n").unwrap();
-        let kinds: Vec<_> = x.blocks.iter().map(|b| (b.kind, b.section.as_deref(), b.text.as_str())).collect();
+        let kinds: Vec<_> = x
+            .blocks
+            .iter()
+            .map(|b| (b.kind, b.section.as_deref(), b.text.as_str()))
+            .collect();
         assert_eq!(
             kinds,
             [

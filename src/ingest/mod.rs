@@ -228,7 +228,12 @@ pub struct Document {
 
 impl Document {
     /// A document with no text and the given status.
-    pub fn empty(entry: Entry, status: Status, extractor: Option<&str>, error: Option<String>) -> Self {
+    pub fn empty(
+        entry: Entry,
+        status: Status,
+        extractor: Option<&str>,
+        error: Option<String>,
+    ) -> Self {
         Self {
             entry,
             extractor: extractor.map(str::to_string),

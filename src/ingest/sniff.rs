@@ -49,9 +49,15 @@ pub fn looks_binary(bytes: &[u8]) -> bool {
     if nul > 0 {
         // UTF-16 without a BOM puts NULs at every other byte of ASCII text.
         let even = sample.iter().step_by(2).filter(|&&c| c == 0).count();
-        let odd = sample.iter().skip(1).step_by(2).filter(|&&c| c == 0).count();
+        let odd = sample
+            .iter()
+            .skip(1)
+            .step_by(2)
+            .filter(|&&c| c == 0)
+            .count();
         let half = sample.len() / 2;
-        let utf16 = half > 0 && (even * 10 > half * 8 || odd * 10 > half * 8) && (even == 0 || odd == 0);
+        let utf16 =
+            half > 0 && (even * 10 > half * 8 || odd * 10 > half * 8) && (even == 0 || odd == 0);
         return !utf16;
     }
     let control = sample
@@ -64,10 +70,17 @@ pub fn looks_binary(bytes: &[u8]) -> bool {
 /// Checks that a file's bytes fit the extractor its extension picked.
 pub fn check(bytes: &[u8], extractor: &str, ext: &str) -> Result<(), String> {
     let found = magic(bytes);
-    let named = if ext.is_empty() { "no extension".to_string() } else { format!(".{ext}") };
+    let named = if ext.is_empty() {
+        "no extension".to_string()
+    } else {
+        format!(".{ext}")
+    };
     match extractor {
         "docx" => match found {
             Some(m) if m.starts_with("a ZIP") => Ok(()),
+            Some(m) if m.starts_with("a legacy Office") => Err(
+                "the file is password-protected (encrypted Word files are stored as OLE containers) or is a legacy .doc renamed to .docx: remove the password, or save it as .docx in Word".into(),
+            ),
             Some(m) => Err(format!(
                 "the file is named {named} but its content is {m}: rename it to its real type or remove it"
             )),

@@ -18,15 +18,21 @@ pub fn decode(bytes: &[u8]) -> String {
         let even = bytes.iter().step_by(2).filter(|&&c| c == 0).count();
         let odd = bytes.iter().skip(1).step_by(2).filter(|&&c| c == 0).count();
         if odd * 10 > half * 8 && even == 0 {
-            return encoding_rs::UTF_16LE.decode_without_bom_handling(bytes).0.into_owned();
+            return encoding_rs::UTF_16LE
+                .decode_without_bom_handling(bytes)
+                .0
+                .into_owned();
         }
         if even * 10 > half * 8 && odd == 0 {
-            return encoding_rs::UTF_16BE.decode_without_bom_handling(bytes).0.into_owned();
+            return encoding_rs::UTF_16BE
+                .decode_without_bom_handling(bytes)
+                .0
+                .into_owned();
         }
     }
-    let mut det = chardetng::EncodingDetector::new();
+    let mut det = chardetng::EncodingDetector::new(chardetng::Iso2022JpDetection::Deny);
     det.feed(bytes, true);
-    let enc = det.guess(None, true);
+    let enc = det.guess(None, chardetng::Utf8Detection::Allow);
     enc.decode_without_bom_handling(bytes).0.into_owned()
 }
 
@@ -39,7 +45,7 @@ pub fn paragraphs(text: &str, kind: BlockKind) -> Extracted {
     for (i, page) in text.split('\u{000C}').enumerate() {
         pages = i as u32 + 1;
         let mut para = String::new();
-        let mut flush = |para: &mut String, blocks: &mut Vec<RawBlock>| {
+        let flush = |para: &mut String, blocks: &mut Vec<RawBlock>| {
             if !para.trim().is_empty() {
                 let mut b = RawBlock::new(kind, para.trim_end().to_string());
                 b.page = paged.then_some(i as u32 + 1);
@@ -85,6 +91,9 @@ mod tests {
     fn form_feeds_are_pages() {
         let x = paragraphs("one\n\ntwo\u{000C}three", BlockKind::Paragraph);
         assert_eq!(x.pages, Some(2));
-        assert_eq!(x.blocks.iter().map(|b| b.page).collect::<Vec<_>>(), [Some(1), Some(1), Some(2)]);
+        assert_eq!(
+            x.blocks.iter().map(|b| b.page).collect::<Vec<_>>(),
+            [Some(1), Some(1), Some(2)]
+        );
     }
 }

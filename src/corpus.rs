@@ -1,0 +1,149 @@
+//! A corpus as a stream of ingested documents: listed lazily, read and parsed
+//! in parallel (parsing on the blocking pool, never the async executor),
+//! served from the store when unchanged, deduplicated in listing order.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use futures::stream::{self, BoxStream, StreamExt};
+
+use crate::ingest::{extractor_for, ingest_bytes, Document, IngestSpec, Status};
+use crate::source::{Entry, Source};
+use crate::store::Store;
+
+/// How a corpus is read.
+#[derive(Debug, Clone, Default)]
+pub struct CorpusOptions {
+    /// List subfolders too.
+    pub recursive: bool,
+    /// What ingestion does.
+    pub ingest: IngestSpec,
+}
+
+/// Reads one entry: from the store if it has it, else fetch and parse.
+async fn ingest_entry(
+    source: &Source,
+    store: Option<&Store>,
+    entry: Entry,
+    spec: &IngestSpec,
+) -> Document {
+    if entry.not_scanned {
+        let folder = entry.folder.clone();
+        let ext = entry.ext.clone();
+        return Document::empty(
+            entry,
+            Status::NotScanned,
+            extractor_for(&ext).ok(),
+            Some(format!(
+                "in subfolder '{folder}', one level below the scanned folder: not read; pass recursive=true to read it"
+            )),
+        );
+    }
+    if let Err(msg) = extractor_for(&entry.ext) {
+        // Decided by the name alone: nothing to read.
+        let label = match entry.ext.as_str() {
+            "pdf" | "doc" => Some(entry.ext.clone()),
+            _ => None,
+        };
+        let mut d = Document::empty(entry, Status::NoExtractor, None, Some(msg));
+        d.extractor = label;
+        return d;
+    }
+    if let Some(store) = store {
+        if let Some(doc) = store.get_ingest(&entry, spec).await {
+            return doc;
+        }
+    }
+    let bytes = match source.read(&entry, spec.max_bytes).await {
+        Ok(b) => b,
+        Err(e) => {
+            let ext = entry.ext.clone();
+            return Document::empty(
+                entry,
+                Status::Failed,
+                extractor_for(&ext).ok(),
+                Some(e.to_string()),
+            );
+        }
+    };
+    let spec2 = spec.clone();
+    let entry2 = entry.clone();
+    let doc = match tokio::task::spawn_blocking(move || ingest_bytes(entry2, &bytes, &spec2)).await
+    {
+        Ok(d) => d,
+        Err(e) => {
+            let ext = entry.ext.clone();
+            return Document::empty(
+                entry,
+                Status::Failed,
+                extractor_for(&ext).ok(),
+                Some(format!("parsing stopped unexpectedly: {e}")),
+            );
+        }
+    };
+    if let Some(store) = store {
+        // The cache is an optimisation: a store that cannot be written must
+        // not lose the document, so the error is reported and reading goes on.
+        if let Err(e) = store.put_ingest(&doc, spec).await {
+            eprintln!("warning: {e}");
+        }
+    }
+    doc
+}
+
+/// The documents of a source, in listing order. `with_unscanned` keeps the
+/// rows for files below a non-recursive listing (for `inventory`).
+pub fn documents(
+    source: Arc<Source>,
+    store: Option<Store>,
+    opts: CorpusOptions,
+    with_unscanned: bool,
+) -> BoxStream<'static, crate::error::Result<Document>> {
+    let parallel = std::thread::available_parallelism().map_or(2, |n| n.get()) * 2;
+    let listing = {
+        let source = source.clone();
+        async move { source.entries(opts.recursive).await }
+    };
+    stream::once(listing)
+        .flat_map(move |entries| match entries {
+            Err(e) => stream::iter(vec![Err(e)]).boxed(),
+            Ok(entries) => {
+                let source = source.clone();
+                let store = store.clone();
+                let spec = opts.ingest.clone();
+                stream::iter(
+                    entries
+                        .into_iter()
+                        .filter(move |e| with_unscanned || !e.not_scanned),
+                )
+                .map(move |entry| {
+                    let source = source.clone();
+                    let store = store.clone();
+                    let spec = spec.clone();
+                    async move { Ok(ingest_entry(&source, store.as_ref(), entry, &spec).await) }
+                })
+                .buffered(parallel)
+                .boxed()
+            }
+        })
+        .scan(HashMap::<String, String>::new(), |seen, doc| {
+            let doc = doc.map(|mut d| {
+                if d.status == Status::Ok {
+                    if let Some(id) = &d.document_id {
+                        match seen.get(id) {
+                            Some(first) => {
+                                d.status = Status::Duplicate;
+                                d.duplicate_of = Some(first.clone());
+                            }
+                            None => {
+                                seen.insert(id.clone(), d.entry.source.clone());
+                            }
+                        }
+                    }
+                }
+                d
+            });
+            futures::future::ready(Some(doc))
+        })
+        .boxed()
+}

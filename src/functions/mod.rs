@@ -1,0 +1,256 @@
+//! Table functions and engine-side scalar functions exposed to SQL, one per
+//! file, plus the argument and option parsing they share.
+
+pub mod blocks;
+pub mod chunks;
+pub mod documents;
+pub mod inventory;
+pub mod segment;
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::sync::Arc;
+
+use datafusion::arrow::array::RecordBatch;
+use datafusion::arrow::datatypes::SchemaRef;
+use datafusion::arrow::record_batch::RecordBatchOptions;
+use datafusion::catalog::streaming::StreamingTable;
+use datafusion::catalog::{TableFunctionArgs, TableProvider};
+use datafusion::common::{plan_err, DFSchema, Result, ScalarValue};
+use datafusion::execution::TaskContext;
+use datafusion::logical_expr::{ColumnarValue, Expr};
+use datafusion::physical_plan::stream::RecordBatchStreamAdapter;
+use datafusion::physical_plan::streaming::PartitionStream;
+use datafusion::physical_plan::SendableRecordBatchStream;
+use futures::stream::BoxStream;
+use futures::StreamExt;
+
+use crate::corpus::CorpusOptions;
+use crate::ingest::cleaners::CleanerSet;
+use crate::ingest::Document;
+use crate::source::Source;
+use crate::store::Store;
+use quarry_udfs::Tokenizer;
+
+/// What every corpus table function shares: the store for the ingest cache.
+#[derive(Debug, Clone, Default)]
+pub struct Env {
+    /// The store, when caching is on.
+    pub store: Option<Store>,
+}
+
+/// Constant-folds table-function arguments (`'a' || 'b'`, `60 * 2`).
+pub fn literal_args(args: &TableFunctionArgs) -> Result<Vec<ScalarValue>> {
+    let one_row = RecordBatch::try_new_with_options(
+        Arc::new(datafusion::arrow::datatypes::Schema::empty()),
+        vec![],
+        &RecordBatchOptions::new().with_row_count(Some(1)),
+    )?;
+    args.exprs()
+        .iter()
+        .map(|e| {
+            if let Expr::Literal(v, _) = e {
+                return Ok(v.clone());
+            }
+            match args
+                .session()
+                .create_physical_expr(e.clone(), &DFSchema::empty())?
+                .evaluate(&one_row)?
+            {
+                ColumnarValue::Scalar(v) => Ok(v),
+                ColumnarValue::Array(a) => ScalarValue::try_from_array(&a, 0),
+            }
+        })
+        .collect()
+}
+
+/// A string argument, or a planning error naming the function's usage.
+pub fn str_arg(vals: &[ScalarValue], i: usize, usage: &str, name: &str) -> Result<Option<String>> {
+    match vals.get(i) {
+        None => Ok(None),
+        Some(
+            ScalarValue::Utf8(Some(s))
+            | ScalarValue::Utf8View(Some(s))
+            | ScalarValue::LargeUtf8(Some(s)),
+        ) => Ok(Some(s.clone())),
+        Some(v) if v.is_null() => plan_err!("{usage}: {name} is NULL; pass a string"),
+        Some(v) => plan_err!(
+            "{usage}: {name} must be a string, got {} ({v})",
+            v.data_type()
+        ),
+    }
+}
+
+/// A non-negative integer argument.
+pub fn int_arg(vals: &[ScalarValue], i: usize, usage: &str, name: &str) -> Result<Option<usize>> {
+    let Some(v) = vals.get(i) else {
+        return Ok(None);
+    };
+    let n = match v {
+        ScalarValue::Int8(Some(n)) => *n as i64,
+        ScalarValue::Int16(Some(n)) => *n as i64,
+        ScalarValue::Int32(Some(n)) => *n as i64,
+        ScalarValue::Int64(Some(n)) => *n,
+        ScalarValue::UInt8(Some(n)) => *n as i64,
+        ScalarValue::UInt16(Some(n)) => *n as i64,
+        ScalarValue::UInt32(Some(n)) => *n as i64,
+        ScalarValue::UInt64(Some(n)) => *n as i64,
+        other => return plan_err!("{usage}: {name} must be a whole number, got {other}"),
+    };
+    if n < 0 {
+        return plan_err!("{usage}: {name} must not be negative, got {n}");
+    }
+    Ok(Some(n as usize))
+}
+
+/// Parses `key=value` options separated by `,` or `;`.
+pub fn parse_options(s: &str, usage: &str, allowed: &[&str]) -> Result<BTreeMap<String, String>> {
+    let mut out = BTreeMap::new();
+    for item in s.split([',', ';']).map(str::trim).filter(|i| !i.is_empty()) {
+        let Some((k, v)) = item.split_once('=') else {
+            return plan_err!(
+                "{usage}: option '{item}' must be key=value; options: {}",
+                allowed.join(", ")
+            );
+        };
+        let k = k.trim().to_ascii_lowercase();
+        if !allowed.contains(&k.as_str()) {
+            return plan_err!(
+                "{usage}: unknown option '{k}'; options: {}",
+                allowed.join(", ")
+            );
+        }
+        out.insert(k, v.trim().to_string());
+    }
+    Ok(out)
+}
+
+/// The corpus options every table function accepts.
+pub const CORPUS_OPTIONS: &[&str] = &["recursive", "clean", "max_bytes", "tokenizer"];
+
+/// Applies corpus options from a parsed map.
+pub fn corpus_options(opts: &BTreeMap<String, String>, usage: &str) -> Result<CorpusOptions> {
+    let mut c = CorpusOptions::default();
+    if let Some(v) = opts.get("recursive") {
+        c.recursive = match v.to_ascii_lowercase().as_str() {
+            "true" | "yes" | "1" | "on" => true,
+            "false" | "no" | "0" | "off" => false,
+            _ => return plan_err!("{usage}: recursive must be true or false, got '{v}'"),
+        };
+    }
+    if let Some(v) = opts.get("clean") {
+        c.ingest.cleaners = CleanerSet::parse(v).or_else(|e| plan_err!("{usage}: {e}"))?;
+    }
+    if let Some(v) = opts.get("max_bytes") {
+        c.ingest.max_bytes = v.parse().or_else(|_| {
+            plan_err!("{usage}: max_bytes must be a whole number of bytes, got '{v}'")
+        })?;
+    }
+    if let Some(v) = opts.get("tokenizer") {
+        c.ingest.tokenizer = Tokenizer::parse(v).map_or_else(
+            || {
+                plan_err!(
+                    "{usage}: unknown tokenizer '{v}'; use o200k_base, cl100k_base or heuristic"
+                )
+            },
+            Ok,
+        )?;
+    }
+    Ok(c)
+}
+
+/// Resolves the source argument, turning errors into planning errors.
+pub fn source_arg(vals: &[ScalarValue], usage: &str) -> Result<Arc<Source>> {
+    let Some(src) = str_arg(vals, 0, usage, "the source")? else {
+        return plan_err!(
+            "{usage}: the first argument must be a folder, file, glob, s3:// prefix or URL"
+        );
+    };
+    Source::parse(&src)
+        .map(Arc::new)
+        .or_else(|e| plan_err!("{usage}: {e}"))
+}
+
+/// Turns a document into zero or more batches.
+pub type ToBatches = Arc<dyn Fn(&Document) -> Result<Vec<RecordBatch>> + Send + Sync>;
+
+/// A lazily evaluated corpus table: one partition that lists, reads and
+/// converts documents only when polled.
+pub struct CorpusPartition {
+    schema: SchemaRef,
+    source: Arc<Source>,
+    env: Env,
+    opts: CorpusOptions,
+    with_unscanned: bool,
+    group: usize,
+    convert: ToBatches,
+}
+
+impl fmt::Debug for CorpusPartition {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("CorpusPartition")
+            .field("source", &self.source.spec)
+            .finish()
+    }
+}
+
+impl PartitionStream for CorpusPartition {
+    fn schema(&self) -> &SchemaRef {
+        &self.schema
+    }
+
+    fn execute(&self, _ctx: Arc<TaskContext>) -> SendableRecordBatchStream {
+        let docs = crate::corpus::documents(
+            self.source.clone(),
+            self.env.store.clone(),
+            self.opts.clone(),
+            self.with_unscanned,
+        );
+        let convert = self.convert.clone();
+        let stream: BoxStream<'static, Result<RecordBatch>> = docs
+            .ready_chunks(self.group)
+            .flat_map(move |group| {
+                let mut out: Vec<Result<RecordBatch>> = Vec::new();
+                let mut docs = Vec::new();
+                for d in group {
+                    match d {
+                        Ok(d) => docs.push(d),
+                        Err(e) => out.push(Err(e.into())),
+                    }
+                }
+                for d in &docs {
+                    match convert(d) {
+                        Ok(bs) => out.extend(bs.into_iter().map(Ok)),
+                        Err(e) => out.push(Err(e)),
+                    }
+                }
+                futures::stream::iter(out)
+            })
+            .boxed();
+        Box::pin(RecordBatchStreamAdapter::new(self.schema.clone(), stream))
+    }
+}
+
+/// Builds the provider for a corpus table function.
+pub fn corpus_table(
+    schema: SchemaRef,
+    source: Arc<Source>,
+    env: &Env,
+    opts: CorpusOptions,
+    with_unscanned: bool,
+    convert: ToBatches,
+) -> Result<Arc<dyn TableProvider>> {
+    let part = CorpusPartition {
+        schema: schema.clone(),
+        source,
+        env: env.clone(),
+        opts,
+        with_unscanned,
+        group: 16,
+        convert,
+    };
+    Ok(Arc::new(StreamingTable::try_new(
+        schema,
+        vec![Arc::new(part)],
+    )?))
+}

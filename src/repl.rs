@@ -1,0 +1,135 @@
+//! Running SQL text (several statements, `;`-separated) and the interactive
+//! shell: line editing, history, multi-line statements ending in `;`, and
+//! backslash commands to list and describe tables.
+
+use std::io::Write;
+
+use datafusion::arrow::array::RecordBatch;
+use datafusion::error::Result;
+use datafusion::execution::context::SessionContext;
+use datafusion::sql::parser::DFParser;
+use rustyline::error::ReadlineError;
+
+use crate::output::{write, Format};
+
+/// Runs every statement in `sql` in order, printing each result.
+pub async fn run_sql(
+    ctx: &SessionContext,
+    sql: &str,
+    format: Format,
+    out: &mut dyn Write,
+) -> Result<()> {
+    let statements = DFParser::parse_sql(sql)?;
+    for stmt in statements {
+        let plan = ctx.state().statement_to_plan(stmt).await?;
+        let df = ctx.execute_logical_plan(plan).await?;
+        let batches: Vec<RecordBatch> = df.collect().await?;
+        write(out, &batches, format)?;
+    }
+    Ok(())
+}
+
+const HELP: &str = "\\d            list tables and table functions
+\\d NAME       describe a table, or a table function's columns (e.g. \\d documents)
+\\f FORMAT     switch output: table, csv or json
+\\q            quit (or Ctrl-D)
+Statements end with ';' and may span lines.";
+
+/// A backslash command's SQL, or `None` when it is not one we know.
+fn command_sql(cmd: &str) -> Option<String> {
+    let mut parts = cmd.split_whitespace();
+    match (parts.next()?, parts.next()) {
+        ("\\d", None) => Some(
+            "SELECT table_name AS name, table_type AS kind FROM information_schema.tables \
+             WHERE table_schema = 'public' UNION ALL \
+             SELECT DISTINCT routine_name, 'function' FROM information_schema.routines \
+             WHERE routine_name IN ('documents','inventory','blocks','chunks') ORDER BY 2, 1"
+                .into(),
+        ),
+        ("\\d", Some(name)) => Some(match name {
+            "documents" | "inventory" | "blocks" => format!("DESCRIBE SELECT * FROM {name}('.')"),
+            "chunks" => "DESCRIBE SELECT * FROM chunks('.', 'sentence', 100)".into(),
+            other => format!("DESCRIBE {other}"),
+        }),
+        _ => None,
+    }
+}
+
+/// The interactive shell. Returns when the user quits.
+pub async fn repl(ctx: &SessionContext, mut format: Format) -> anyhow::Result<()> {
+    let mut rl = rustyline::DefaultEditor::new()?;
+    let history =
+        std::env::var_os("HOME").map(|h| std::path::PathBuf::from(h).join(".quarry_history"));
+    if let Some(h) = &history {
+        let _ = rl.load_history(h);
+    }
+    println!(
+        "quarry {} SQL shell. \\? for help, \\q to quit.",
+        env!("CARGO_PKG_VERSION")
+    );
+    let mut buf = String::new();
+    loop {
+        let prompt = if buf.is_empty() {
+            "quarry> "
+        } else {
+            "   ...> "
+        };
+        match rl.readline(prompt) {
+            Ok(line) => {
+                let trimmed = line.trim();
+                if buf.is_empty() && trimmed.starts_with('\\') {
+                    let _ = rl.add_history_entry(trimmed);
+                    match trimmed {
+                        "\\q" | "\\quit" => break,
+                        "\\?" | "\\h" | "\\help" => println!("{HELP}"),
+                        t if t.starts_with("\\f") => match t.split_whitespace().nth(1) {
+                            Some("table") => format = Format::Table,
+                            Some("csv") => format = Format::Csv,
+                            Some("json") => format = Format::Json,
+                            _ => eprintln!("usage: \\f table|csv|json"),
+                        },
+                        t => match command_sql(t) {
+                            Some(sql) => {
+                                report(run_sql(ctx, &sql, format, &mut std::io::stdout()).await)
+                            }
+                            None => eprintln!("unknown command {t}; \\? lists the commands"),
+                        },
+                    }
+                    continue;
+                }
+                buf.push_str(&line);
+                buf.push('\n');
+                if !trimmed.ends_with(';') {
+                    continue;
+                }
+                let sql = std::mem::take(&mut buf);
+                let _ = rl.add_history_entry(sql.trim());
+                report(run_sql(ctx, &sql, format, &mut std::io::stdout()).await);
+            }
+            Err(ReadlineError::Interrupted) => buf.clear(),
+            Err(ReadlineError::Eof) => {
+                if !buf.trim().is_empty() {
+                    let sql = std::mem::take(&mut buf);
+                    report(run_sql(ctx, &sql, format, &mut std::io::stdout()).await);
+                }
+                break;
+            }
+            Err(e) => return Err(e.into()),
+        }
+    }
+    if let Some(h) = &history {
+        let _ = rl.save_history(h);
+    }
+    Ok(())
+}
+
+fn report(r: Result<()>) {
+    if let Err(e) = r {
+        eprintln!("error: {}", one_line(&e.to_string()));
+    }
+}
+
+/// An error message on one line.
+pub fn one_line(s: &str) -> String {
+    s.split_whitespace().collect::<Vec<_>>().join(" ")
+}
