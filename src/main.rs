@@ -40,6 +40,9 @@ enum Command {
         /// Keep nothing in the store: parse every file again.
         #[arg(long)]
         no_store: bool,
+        /// Open the interactive shell even when standard input is not a terminal.
+        #[arg(short = 'i', long)]
+        interactive: bool,
     },
 }
 
@@ -51,6 +54,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             format,
             store,
             no_store,
+            interactive,
         } => {
             let settings = Settings {
                 store: (!no_store).then_some(store),
@@ -58,7 +62,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             let ctx = quarry::session(&settings)?;
             let mut out = std::io::stdout().lock();
             if command.is_empty() && file.is_empty() {
-                if std::io::stdin().is_terminal() {
+                if interactive || std::io::stdin().is_terminal() {
                     drop(out);
                     return repl(&ctx, format).await;
                 }

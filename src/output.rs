@@ -5,7 +5,7 @@ use std::io::Write;
 use std::sync::Arc;
 
 use datafusion::arrow::array::{Array, ArrayRef, RecordBatch, StringArray};
-use datafusion::arrow::datatypes::{DataType, Field, Schema};
+use datafusion::arrow::datatypes::{DataType, Field, Schema, SchemaRef};
 use datafusion::arrow::util::display::{ArrayFormatter, FormatOptions};
 use datafusion::arrow::util::pretty::pretty_format_batches;
 use datafusion::error::Result;
@@ -42,12 +42,20 @@ fn shorten(s: &str) -> String {
     t
 }
 
-/// Writes batches in the chosen format.
-pub fn write(out: &mut dyn Write, batches: &[RecordBatch], format: Format) -> Result<()> {
-    let Some(first) = batches.first() else {
-        return Ok(());
+/// Writes batches in the chosen format; an empty result still shows its columns.
+pub fn write(
+    out: &mut dyn Write,
+    schema: SchemaRef,
+    batches: &[RecordBatch],
+    format: Format,
+) -> Result<()> {
+    let empty;
+    let batches = if batches.is_empty() {
+        empty = [RecordBatch::new_empty(schema.clone())];
+        &empty[..]
+    } else {
+        batches
     };
-    let schema = first.schema();
     match format {
         Format::Table => {
             let fields: Vec<Field> = schema

@@ -23,8 +23,9 @@ pub async fn run_sql(
     for stmt in statements {
         let plan = ctx.state().statement_to_plan(stmt).await?;
         let df = ctx.execute_logical_plan(plan).await?;
+        let schema = std::sync::Arc::new(df.schema().as_arrow().clone());
         let batches: Vec<RecordBatch> = df.collect().await?;
-        write(out, &batches, format)?;
+        write(out, schema, &batches, format)?;
     }
     Ok(())
 }

@@ -99,6 +99,18 @@ impl Walker {
             }
             "table" => {
                 self.flush();
+                for cap in el
+                    .children()
+                    .filter_map(ElementRef::wrap)
+                    .filter(|c| c.value().name() == "caption")
+                {
+                    let t = collapse(&inline_text(cap));
+                    if !t.is_empty() {
+                        let mut b = RawBlock::new(BlockKind::Caption, t);
+                        b.section = self.section.clone();
+                        self.blocks.push(b);
+                    }
+                }
                 let cells = table_cells(el);
                 let text = table_text(&cells);
                 if !text.trim().is_empty() {

@@ -176,9 +176,22 @@ pub fn segment(doc: &SegDoc, spec: &SegmentSpec) -> Segmented {
             ),
         },
     };
+    let tk = spec.tokenizer;
     let chunks = spans
         .into_iter()
         .filter_map(|(s, e)| trim(doc.text, s, e))
+        // The cap is never passed: a span over it (which the packers do not
+        // produce) is cut on the ruler here rather than let through.
+        .flat_map(|(s, e)| {
+            if tk.count(&doc.text[s..e]) <= spec.max_tokens {
+                vec![(s, e)]
+            } else {
+                hard_split(doc.text, s, e, spec.max_tokens, tk)
+                    .into_iter()
+                    .filter_map(|(a, b)| trim(doc.text, a, b))
+                    .collect()
+            }
+        })
         .map(|(start, end)| {
             let tokens = spec.tokenizer.count(&doc.text[start..end]);
             let (page_start, page_end, section) = if provenance {
@@ -400,7 +413,10 @@ pub fn hard_split(
             len = text[pos..].chars().next().map_or(1, char::len_utf8);
         }
         let mut e = pos + len;
-        while e > pos + 1 && tk.count(&text[pos..e]) > cap {
+        // Count what the chunk will hold once trimmed: " word" is one token
+        // where "word" alone may be two.
+        let trimmed_count = |e: usize| trim(text, pos, e).map_or(0, |(a, b)| tk.count(&text[a..b]));
+        while e > pos + 1 && trimmed_count(e) > cap {
             e = quarry_udfs::token_count::floor_char_boundary(text, e - 1);
         }
         out.push((pos, e));

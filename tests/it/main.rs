@@ -1,1 +1,11 @@
-mod a {}
+//! quarry's one integration-test binary: CLI, corpus ingestion, segmentation,
+//! the store, S3 against a real S3-compatible server, the README's examples
+//! and the sqllogictest files in tests/slt/.
+
+mod cli;
+mod common;
+mod corpus;
+mod readme;
+mod s3;
+mod segmenting;
+mod slt;

@@ -1,0 +1,112 @@
+//! The command line: -c, -f, formats, errors, the interactive shell.
+
+use std::io::Write;
+use std::process::Stdio;
+
+use crate::common::quarry;
+
+#[test]
+fn count_of_the_example_corpus_is_its_file_count() {
+    let files = std::fs::read_dir(crate::common::corpus()).unwrap().count();
+    let out = quarry()
+        .args([
+            "sql",
+            "--no-store",
+            "--format",
+            "csv",
+            "-c",
+            "SELECT count(*) AS n FROM documents('examples/corpus/')",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        String::from_utf8(out.stdout).unwrap(),
+        format!("n\n{files}\n")
+    );
+}
+
+#[test]
+fn json_and_table_formats() {
+    let out = quarry()
+        .args([
+            "sql",
+            "--no-store",
+            "--format",
+            "json",
+            "-c",
+            "SELECT 1 AS one, 'a' AS s, true AS b",
+        ])
+        .output()
+        .unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v, serde_json::json!([{"one": 1, "s": "a", "b": true}]));
+    let out = quarry()
+        .args(["sql", "--no-store", "-c", "SELECT 1 AS one"])
+        .output()
+        .unwrap();
+    let s = String::from_utf8(out.stdout).unwrap();
+    assert!(s.contains("| one |") && s.contains("| 1   |"), "{s}");
+}
+
+#[test]
+fn errors_are_one_line_on_stderr_and_exit_non_zero() {
+    let out = quarry()
+        .args([
+            "sql",
+            "--no-store",
+            "-c",
+            "SELECT * FROM documents('no/such/folder/')",
+        ])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.starts_with("error: ") && err.contains("does not exist"),
+        "{err}"
+    );
+    assert!(out.stdout.is_empty());
+}
+
+#[test]
+fn file_of_statements_runs_in_order() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("q.sql");
+    std::fs::write(&f, "SELECT 'a;b' AS x;\n-- a comment\nSELECT 2 AS y;\n").unwrap();
+    let out = quarry()
+        .args(["sql", "--no-store", "--format", "csv", "-f"])
+        .arg(&f)
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8(out.stdout).unwrap(), "x\na;b\ny\n2\n");
+}
+
+#[test]
+fn interactive_shell_takes_multi_line_statements_and_commands() {
+    let home = tempfile::tempdir().unwrap();
+    let mut child = quarry()
+        .args(["sql", "--no-store", "--interactive", "--format", "csv"])
+        .env("HOME", home.path())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(b"SELECT 40\n + 2 AS answer;\n\\d chunks\n\\q\n")
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    let s = String::from_utf8(out.stdout).unwrap();
+    assert!(s.contains("answer\n42\n"), "{s}");
+    assert!(s.contains("char_start,Int64"), "describe chunks: {s}");
+    assert!(home.path().join(".quarry_history").exists());
+}

@@ -1,0 +1,176 @@
+//! Every `$ quarry ...` example in the README is run and its printed output
+//! compared, so the README cannot drift from what quarry does.
+
+/// Splits a command line the way a POSIX shell would for simple quoting.
+fn shell_words(line: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut cur = String::new();
+    let mut in_word = false;
+    let mut chars = line.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\'' => {
+                in_word = true;
+                for d in chars.by_ref() {
+                    if d == '\'' {
+                        break;
+                    }
+                    cur.push(d);
+                }
+            }
+            '"' => {
+                in_word = true;
+                while let Some(d) = chars.next() {
+                    match d {
+                        '"' => break,
+                        '\\' if matches!(chars.peek(), Some('"' | '\\' | '$')) => {
+                            cur.push(chars.next().unwrap_or('\\'))
+                        }
+                        _ => cur.push(d),
+                    }
+                }
+            }
+            c if c.is_whitespace() => {
+                if in_word {
+                    out.push(std::mem::take(&mut cur));
+                    in_word = false;
+                }
+            }
+            c => {
+                in_word = true;
+                cur.push(c);
+            }
+        }
+    }
+    if in_word {
+        out.push(cur);
+    }
+    out
+}
+
+/// (command, expected output) pairs from the README's console blocks.
+fn examples(readme: &str) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    let mut in_block = false;
+    let mut cmd: Option<String> = None;
+    let mut expected = String::new();
+    let mut continuing = false;
+    for line in readme.lines() {
+        if line.starts_with("```console") {
+            in_block = true;
+            continue;
+        }
+        if !in_block {
+            continue;
+        }
+        let end = line.starts_with("```");
+        let starts = line.starts_with("$ ");
+        if continuing {
+            if let Some(c) = cmd.as_mut() {
+                c.push(' ');
+                c.push_str(line.trim().trim_end_matches('\\'));
+            }
+            continuing = line.ends_with('\\');
+            continue;
+        }
+        if end || starts {
+            if let Some(c) = cmd.take() {
+                out.push((c, std::mem::take(&mut expected)));
+            }
+            expected.clear();
+        }
+        if end {
+            in_block = false;
+            continue;
+        }
+        if let Some(rest) = line.strip_prefix("$ ") {
+            continuing = rest.ends_with('\\');
+            cmd = Some(rest.trim_end_matches('\\').trim().to_string());
+        } else if cmd.is_some() {
+            expected.push_str(line);
+            expected.push('\n');
+        }
+    }
+    out
+}
+
+/// Runs one README command and returns what it printed (stdout, then stderr).
+fn run_example(cmd: &str, store: &std::path::Path) -> String {
+    let args = shell_words(cmd);
+    let out = crate::common::quarry()
+        .args(&args[1..])
+        .env("QUARRY_STORE", store)
+        .output()
+        .expect("run quarry");
+    let got = String::from_utf8_lossy(&out.stdout);
+    let err = String::from_utf8_lossy(&out.stderr);
+    format!("{got}{err}").trim_end().to_string()
+}
+
+/// Rewrites the outputs in the README from what quarry prints now. Run with
+/// `QUARRY_BLESS=1 cargo test readme` after a deliberate change, then read the diff.
+fn bless(readme: &str, store: &std::path::Path) -> String {
+    let mut out = Vec::new();
+    let mut skipping = false;
+    for line in readme.lines() {
+        if skipping {
+            if line.starts_with("$ ") || line.starts_with("```") {
+                skipping = false;
+            } else {
+                continue;
+            }
+        }
+        out.push(line.to_string());
+        if let Some(cmd) = line
+            .strip_prefix("$ ")
+            .filter(|c| c.starts_with("quarry ") && !c.ends_with('\\'))
+        {
+            out.push(run_example(cmd, store));
+            skipping = true;
+        }
+    }
+    out.join("\n") + "\n"
+}
+
+#[test]
+fn readme_examples_print_what_the_readme_says() {
+    let path = crate::common::root().join("README.md");
+    let readme = std::fs::read_to_string(&path).expect("README.md");
+    let store = tempfile::tempdir().unwrap();
+    if std::env::var_os("QUARRY_BLESS").is_some() {
+        std::fs::write(&path, bless(&readme, store.path())).expect("write README.md");
+        return;
+    }
+    let ex = examples(&readme);
+    let quarry_examples: Vec<_> = ex
+        .iter()
+        .filter(|(c, _)| c.starts_with("quarry "))
+        .collect();
+    assert!(
+        quarry_examples.len() >= 3,
+        "the README shows quarry examples"
+    );
+    for (cmd, want) in quarry_examples {
+        let got = run_example(cmd, store.path());
+        assert_eq!(
+            got,
+            want.trim_end(),
+            "README example: $ {cmd} (QUARRY_BLESS=1 cargo test readme rewrites it)"
+        );
+    }
+}
+
+#[test]
+fn shell_words_handles_quotes() {
+    assert_eq!(
+        shell_words(r#"quarry sql -c "SELECT 'a b' FROM t" --format csv"#),
+        [
+            "quarry",
+            "sql",
+            "-c",
+            "SELECT 'a b' FROM t",
+            "--format",
+            "csv"
+        ]
+    );
+}

@@ -1,0 +1,193 @@
+//! Sources and the store on a real S3-compatible server (moto_server) that
+//! the test starts on 127.0.0.1. A test that cannot start it fails.
+
+use std::net::TcpListener;
+use std::process::{Child, Command, Stdio};
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+use object_store::aws::AmazonS3Builder;
+use object_store::path::Path as ObjPath;
+use object_store::{ObjectStoreExt, PutPayload};
+
+use crate::common::{ctx, table};
+
+struct Moto {
+    port: u16,
+    _child: Child,
+}
+
+impl Drop for Moto {
+    fn drop(&mut self) {
+        let _ = self._child.kill();
+    }
+}
+
+fn moto() -> &'static Moto {
+    static MOTO: OnceLock<Moto> = OnceLock::new();
+    MOTO.get_or_init(|| {
+        let port = TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let child = Command::new("moto_server")
+            .args(["-H", "127.0.0.1", "-p", &port.to_string()])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect(
+                "moto_server must be installed (pip install 'moto[server]'); .ci/run installs it",
+            );
+        let start = Instant::now();
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(
+                start.elapsed() < Duration::from_secs(30),
+                "moto_server did not start on port {port}"
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        // The AWS variables every S3 user sets; the endpoint points at moto.
+        std::env::set_var("AWS_ENDPOINT_URL", format!("http://127.0.0.1:{port}"));
+        std::env::set_var("AWS_ACCESS_KEY_ID", "testing");
+        std::env::set_var("AWS_SECRET_ACCESS_KEY", "testing");
+        std::env::set_var("AWS_REGION", "us-east-1");
+        Moto {
+            port,
+            _child: child,
+        }
+    })
+}
+
+async fn bucket(name: &str) -> impl ObjectStoreExt {
+    let m = moto();
+    let url = format!("http://127.0.0.1:{}/{name}", m.port);
+    let resp = reqwest::Client::new()
+        .put(&url)
+        .send()
+        .await
+        .expect("create bucket");
+    assert!(
+        resp.status().is_success() || resp.status().as_u16() == 409,
+        "create bucket: {}",
+        resp.status()
+    );
+    AmazonS3Builder::new()
+        .with_bucket_name(name)
+        .with_endpoint(format!("http://127.0.0.1:{}", m.port))
+        .with_allow_http(true)
+        .with_virtual_hosted_style_request(false)
+        .with_region("us-east-1")
+        .with_access_key_id("testing")
+        .with_secret_access_key("testing")
+        .build()
+        .expect("s3 client")
+}
+
+#[tokio::test]
+async fn documents_inventory_and_chunks_from_s3() {
+    let s3 = bucket("corpus").await;
+    for f in [
+        "PMC3546023.md",
+        "PMC3751573.html",
+        "PMC3321528.docx",
+        "PMC3751573.pdf",
+    ] {
+        let bytes = std::fs::read(crate::common::corpus().join(f)).unwrap();
+        s3.put(
+            &ObjPath::from(format!("trials/{f}")),
+            PutPayload::from(bytes),
+        )
+        .await
+        .unwrap();
+    }
+    s3.put(
+        &ObjPath::from("trials/2020/extra.txt"),
+        PutPayload::from("An extra report."),
+    )
+    .await
+    .unwrap();
+    let c = ctx(None);
+    let t = table(
+        &c,
+        "SELECT file_name, status FROM documents('s3://corpus/trials/') ORDER BY 1",
+    )
+    .await;
+    assert_eq!(
+        t,
+        "\
++-----------------+--------------+
+| file_name       | status       |
++-----------------+--------------+
+| PMC3321528.docx | ok           |
+| PMC3546023.md   | ok           |
+| PMC3751573.html | ok           |
+| PMC3751573.pdf  | no_extractor |
++-----------------+--------------+"
+    );
+    let t = table(
+        &c,
+        "SELECT source, status FROM inventory('s3://corpus/trials/') WHERE folder = '2020'",
+    )
+    .await;
+    assert!(
+        t.contains("s3://corpus/trials/2020/extra.txt | not_scanned"),
+        "{t}"
+    );
+    let t = table(
+        &c,
+        "SELECT count(*) AS n FROM documents('s3://corpus/trials/', 'recursive=true')",
+    )
+    .await;
+    assert!(t.contains("| 5 |"), "{t}");
+    // The same text gives the same document_id from S3 and from disk.
+    let disk = table(
+        &c,
+        "SELECT document_id FROM documents('examples/corpus/PMC3546023.md')",
+    )
+    .await;
+    let remote = table(
+        &c,
+        "SELECT document_id FROM documents('s3://corpus/trials/PMC3546023.md')",
+    )
+    .await;
+    assert_eq!(disk, remote);
+    let t = table(
+        &c,
+        "SELECT max(tokens) <= 100 AS capped FROM chunks('s3://corpus/trials/', 'sentence', 100)",
+    )
+    .await;
+    assert!(t.contains("| true "), "{t}");
+    let e = c
+        .sql("SELECT * FROM documents('s3://corpus/nothing-here/')")
+        .await;
+    let n = match e {
+        Ok(df) => df
+            .collect()
+            .await
+            .map(|b| b.iter().map(|b| b.num_rows()).sum::<usize>())
+            .unwrap_or(0),
+        Err(_) => 0,
+    };
+    assert_eq!(n, 0, "an empty prefix has no rows");
+}
+
+#[tokio::test]
+async fn the_store_can_live_on_s3() {
+    let _ = bucket("runs").await;
+    let s3 = bucket("docs").await;
+    s3.put(
+        &ObjPath::from("a/report.txt"),
+        PutPayload::from("The 2019 cohort had 482 participants."),
+    )
+    .await
+    .unwrap();
+    let settings = quarry::Settings {
+        store: Some("s3://runs/store/".into()),
+    };
+    let q = "SELECT file_name, cached FROM documents('s3://docs/a/')";
+    let first = table(&quarry::session(&settings).unwrap(), q).await;
+    assert!(first.contains("| report.txt | false  |"), "{first}");
+    let second = table(&quarry::session(&settings).unwrap(), q).await;
+    assert!(second.contains("| report.txt | true   |"), "{second}");
+}
