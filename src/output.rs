@@ -112,11 +112,8 @@ pub fn write(
                     .collect::<Result<_>>()?;
                 for r in 0..b.num_rows() {
                     let mut obj = serde_json::Map::new();
-                    for (i, f) in schema.fields().iter().enumerate() {
-                        obj.insert(
-                            f.name().clone(),
-                            json_value(b.column(i), r, cols[i][r].as_deref()),
-                        );
+                    for ((f, col), shown) in schema.fields().iter().zip(b.columns()).zip(&cols) {
+                        obj.insert(f.name().clone(), json_value(col, r, shown[r].as_deref()));
                     }
                     rows.push(serde_json::Value::Object(obj));
                 }

@@ -121,7 +121,8 @@ impl Cleaner {
                 (out, n)
             }
             Self::ControlChars => filter(text, |c| {
-                !(c.is_control() && c != '\n' && c != '\t')
+                let control = c.is_control() && c != '\n' && c != '\t';
+                !control
                     && !matches!(
                         c,
                         '\u{200B}'

@@ -52,50 +52,54 @@ fn attr(e: &BytesStart, local: &[u8]) -> Option<String> {
     })
 }
 
-/// Style id → (outline level, is a heading by name, is a title, based on).
+/// What a paragraph style says: (outline level, heading level from its
+/// built-in name, the style it is based on).
+type StyleInfo = (Option<u32>, Option<u32>, Option<String>);
+
+/// Style id → what it says about headings.
 struct Styles {
-    styles: HashMap<String, (Option<u32>, Option<u32>, Option<String>)>,
+    styles: HashMap<String, StyleInfo>,
 }
 
 impl Styles {
     fn parse(xml: &str) -> Self {
         let mut styles = HashMap::new();
         let mut r = Reader::from_str(xml);
-        let mut cur: Option<(String, Option<u32>, Option<u32>, Option<String>)> = None;
+        let mut cur: Option<(String, StyleInfo)> = None;
         loop {
             match r.read_event() {
                 Ok(Event::Start(e)) | Ok(Event::Empty(e)) => match e.local_name().as_ref() {
                     b"style" => {
-                        if let Some((id, lvl, nm, based)) = cur.take() {
-                            styles.insert(id, (lvl, nm, based));
+                        if let Some((id, info)) = cur.take() {
+                            styles.insert(id, info);
                         }
-                        cur = attr(&e, b"styleId").map(|id| (id, None, None, None));
+                        cur = attr(&e, b"styleId").map(|id| (id, (None, None, None)));
                     }
                     b"name" => {
                         if let (Some(c), Some(v)) = (cur.as_mut(), attr(&e, b"val")) {
                             let v = v.to_ascii_lowercase();
                             if let Some(n) = v.strip_prefix("heading ") {
-                                c.2 = n.trim().parse::<u32>().ok().map(|n| n.saturating_sub(1));
+                                c.1 .1 = n.trim().parse::<u32>().ok().map(|n| n.saturating_sub(1));
                             } else if v == "title" {
-                                c.2 = Some(0);
+                                c.1 .1 = Some(0);
                             }
                         }
                     }
                     b"outlineLvl" => {
                         if let (Some(c), Some(v)) = (cur.as_mut(), attr(&e, b"val")) {
-                            c.1 = v.parse().ok();
+                            c.1 .0 = v.parse().ok();
                         }
                     }
                     b"basedOn" => {
                         if let Some(c) = cur.as_mut() {
-                            c.3 = attr(&e, b"val");
+                            c.1 .2 = attr(&e, b"val");
                         }
                     }
                     _ => {}
                 },
                 Ok(Event::End(e)) if e.local_name().as_ref() == b"style" => {
-                    if let Some((id, lvl, nm, based)) = cur.take() {
-                        styles.insert(id, (lvl, nm, based));
+                    if let Some((id, info)) = cur.take() {
+                        styles.insert(id, info);
                     }
                 }
                 Ok(Event::Eof) | Err(_) => break,

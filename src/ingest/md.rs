@@ -92,10 +92,10 @@ pub fn extract(bytes: &[u8]) -> Result<Extracted, String> {
             }
             Event::End(TagEnd::Paragraph)
             | Event::End(TagEnd::CodeBlock)
-            | Event::End(TagEnd::BlockQuote(_)) => {
-                if kind_stack.is_empty() {
-                    flush(&mut buf, BlockKind::Paragraph, &section, &mut blocks);
-                }
+            | Event::End(TagEnd::BlockQuote(_))
+                if kind_stack.is_empty() =>
+            {
+                flush(&mut buf, BlockKind::Paragraph, &section, &mut blocks);
             }
             Event::Start(Tag::Table(_)) => {
                 flush(&mut buf, BlockKind::Paragraph, &section, &mut blocks);

@@ -308,7 +308,7 @@ pub fn pack(text: &str, units: &[Unit], cap: usize, tk: Tokenizer) -> Vec<(usize
             continue;
         }
         match cur {
-            Some((s, _, est, g)) if g == u.group && est + n + 1 <= cap => {
+            Some((s, _, est, g)) if g == u.group && est + n < cap => {
                 if tk.count(&text[s..u.end]) <= cap {
                     cur = Some((s, u.end, est + n + 1, g));
                     continue;
