@@ -16,13 +16,19 @@ use text_splitter::{ChunkConfig, TextSplitter};
 
 fn corpus() -> Vec<Document> {
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/corpus");
-    let mut files: Vec<_> = std::fs::read_dir(&dir).expect("examples/corpus").map(|e| e.expect("entry").path()).collect();
+    let mut files: Vec<_> = std::fs::read_dir(&dir)
+        .expect("examples/corpus")
+        .map(|e| e.expect("entry").path())
+        .collect();
     files.sort();
     files
         .into_iter()
         .map(|p| {
             let bytes = std::fs::read(&p).expect("read");
-            let name = p.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+            let name = p
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default();
             let entry = Entry {
                 source: p.display().to_string(),
                 location: object_store::path::Path::from(name.as_str()),
@@ -43,7 +49,11 @@ fn corpus() -> Vec<Document> {
 
 /// Runs `f` over the corpus until at least `min` has passed; returns MB/s and
 /// what the last pass produced (chunks, largest chunk in tokens).
-fn measure(bytes: usize, min: Duration, mut f: impl FnMut() -> (usize, usize)) -> (f64, usize, usize) {
+fn measure(
+    bytes: usize,
+    min: Duration,
+    mut f: impl FnMut() -> (usize, usize),
+) -> (f64, usize, usize) {
     let start = Instant::now();
     let mut passes = 0u32;
     let mut last = (0, 0);
@@ -52,18 +62,32 @@ fn measure(bytes: usize, min: Duration, mut f: impl FnMut() -> (usize, usize)) -
         passes += 1;
     }
     let secs = start.elapsed().as_secs_f64();
-    (bytes as f64 * f64::from(passes) / secs / 1e6, last.0, last.1)
+    (
+        bytes as f64 * f64::from(passes) / secs / 1e6,
+        last.0,
+        last.1,
+    )
 }
 
 fn main() {
     let docs = corpus();
     let bytes: usize = docs.iter().map(|d| d.text.len()).sum();
-    println!("input: {} documents from examples/corpus/, {:.2} MB of cleaned text", docs.len(), bytes as f64 / 1e6);
-    println!("machine: {} cores; command: cargo bench --bench chunking", std::thread::available_parallelism().map_or(0, |n| n.get()));
+    println!(
+        "input: {} documents from examples/corpus/, {:.2} MB of cleaned text",
+        docs.len(),
+        bytes as f64 / 1e6
+    );
+    println!(
+        "machine: {} cores; command: cargo bench --bench chunking",
+        std::thread::available_parallelism().map_or(0, |n| n.get())
+    );
     let tk = Tokenizer::O200k;
     let bpe = tiktoken_rs::o200k_base().expect("o200k");
     let min = Duration::from_secs(3);
-    println!("{:<34} {:>9} {:>8} {:>11}", "job (max_tokens)", "MB/s", "chunks", "max tokens");
+    println!(
+        "{:<34} {:>9} {:>8} {:>11}",
+        "job (max_tokens)", "MB/s", "chunks", "max tokens"
+    );
     for cap in [120usize, 500] {
         for method in [Method::Sentence, Method::Recursive] {
             let spec = SegmentSpec::new(method, cap);
@@ -71,13 +95,22 @@ fn main() {
                 let mut n = 0;
                 let mut mx = 0;
                 for d in &docs {
-                    let s = segment(&SegDoc { text: &d.text, blocks: &d.blocks }, &spec);
+                    let s = segment(
+                        &SegDoc {
+                            text: &d.text,
+                            blocks: &d.blocks,
+                        },
+                        &spec,
+                    );
                     n += s.chunks.len();
                     mx = mx.max(s.chunks.iter().map(|c| c.tokens).max().unwrap_or(0));
                 }
                 (n, mx)
             });
-            println!("{:<34} {mbs:>9.2} {n:>8} {mx:>11}", format!("quarry {} ({cap})", method.name()));
+            println!(
+                "{:<34} {mbs:>9.2} {n:>8} {mx:>11}",
+                format!("quarry {} ({cap})", method.name())
+            );
         }
         let splitter = TextSplitter::new(ChunkConfig::new(cap).with_sizer(&bpe));
         let (mbs, n, mx) = measure(bytes, min, || {
@@ -91,6 +124,9 @@ fn main() {
             }
             (n, mx)
         });
-        println!("{:<34} {mbs:>9.2} {n:>8} {mx:>11}", format!("text-splitter TextSplitter ({cap})"));
+        println!(
+            "{:<34} {mbs:>9.2} {n:>8} {mx:>11}",
+            format!("text-splitter TextSplitter ({cap})")
+        );
     }
 }

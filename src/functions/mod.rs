@@ -182,7 +182,7 @@ pub struct CorpusPartition {
     env: Env,
     opts: CorpusOptions,
     with_unscanned: bool,
-    group: usize,
+    parallel: usize,
     convert: ToBatches,
 }
 
@@ -207,24 +207,27 @@ impl PartitionStream for CorpusPartition {
             self.with_unscanned,
         );
         let convert = self.convert.clone();
+        // Converting a document (segmenting it, building its arrays) is CPU
+        // work: it runs on the blocking pool, several documents at once, and
+        // the order of the listing is kept.
         let stream: BoxStream<'static, Result<RecordBatch>> = docs
-            .ready_chunks(self.group)
-            .flat_map(move |group| {
-                let mut out: Vec<Result<RecordBatch>> = Vec::new();
-                let mut docs = Vec::new();
-                for d in group {
-                    match d {
-                        Ok(d) => docs.push(d),
-                        Err(e) => out.push(Err(e.into())),
-                    }
+            .map(move |doc| {
+                let convert = convert.clone();
+                async move {
+                    let doc = doc?;
+                    tokio::task::spawn_blocking(move || convert(&doc))
+                        .await
+                        .map_err(|e| {
+                            datafusion::error::DataFusionError::Execution(format!(
+                                "converting a document stopped: {e}"
+                            ))
+                        })?
                 }
-                for d in &docs {
-                    match convert(d) {
-                        Ok(bs) => out.extend(bs.into_iter().map(Ok)),
-                        Err(e) => out.push(Err(e)),
-                    }
-                }
-                futures::stream::iter(out)
+            })
+            .buffered(self.parallel)
+            .flat_map(|batches: Result<Vec<RecordBatch>>| match batches {
+                Ok(bs) => futures::stream::iter(bs.into_iter().map(Ok).collect::<Vec<_>>()),
+                Err(e) => futures::stream::iter(vec![Err(e)]),
             })
             .boxed();
         Box::pin(RecordBatchStreamAdapter::new(self.schema.clone(), stream))
@@ -246,7 +249,7 @@ pub fn corpus_table(
         env: env.clone(),
         opts,
         with_unscanned,
-        group: 16,
+        parallel: std::thread::available_parallelism().map_or(2, |n| n.get()),
         convert,
     };
     Ok(Arc::new(StreamingTable::try_new(

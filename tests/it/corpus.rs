@@ -350,3 +350,48 @@ async fn blocks_keep_sections_tables_and_cells() {
     .await;
     assert!(t.contains("| true | true |"), "{t}");
 }
+
+/// Serves fixed responses over HTTP on 127.0.0.1 until dropped.
+async fn http_server() -> (u16, tokio::task::JoinHandle<()>) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let handle = tokio::spawn(async move {
+        loop {
+            let Ok((mut sock, _)) = listener.accept().await else {
+                return;
+            };
+            tokio::spawn(async move {
+                let mut buf = vec![0u8; 4096];
+                let n = sock.read(&mut buf).await.unwrap_or(0);
+                let req = String::from_utf8_lossy(&buf[..n]).to_string();
+                let resp = if req.starts_with("GET /trial.html ") {
+                    let body =
+                        "<html><body><h1>Trial</h1><p>We enrolled 40 adults.</p></body></html>";
+                    format!("HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}", body.len())
+                } else {
+                    "HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+                        .to_string()
+                };
+                let _ = sock.write_all(resp.as_bytes()).await;
+            });
+        }
+    });
+    (port, handle)
+}
+
+#[tokio::test]
+async fn one_document_over_http() {
+    let (port, server) = http_server().await;
+    let c = ctx(None);
+    let t = table(&c, &format!("SELECT file_name, ext, status, text FROM documents('http://127.0.0.1:{port}/trial.html')")).await;
+    assert!(t.contains("| trial.html | html | ok     | Trial"), "{t}");
+    assert!(t.contains("We enrolled 40 adults."), "{t}");
+    let t = table(
+        &c,
+        &format!("SELECT status, error FROM documents('http://127.0.0.1:{port}/missing.html')"),
+    )
+    .await;
+    assert!(t.contains("failed") && t.contains("404"), "{t}");
+    server.abort();
+}
