@@ -69,6 +69,12 @@ enum SourceKind {
     Http { url: url::Url },
 }
 
+/// A store path from a user's text, kept as written (`Path::from` would
+/// percent-encode non-ASCII names, which then do not match the listing).
+fn obj_path(s: &str) -> ObjPath {
+    ObjPath::parse(s).unwrap_or_else(|_| ObjPath::from(s))
+}
+
 fn is_glob(s: &str) -> bool {
     s.contains(['*', '?', '['])
 }
@@ -155,7 +161,7 @@ impl Source {
             return Self::listing_glob(spec, store, base, &root, &pattern);
         }
         if key.is_empty() || key.ends_with('/') {
-            let root = ObjPath::from(key.trim_end_matches('/'));
+            let root = obj_path(key.trim_end_matches('/'));
             return Self {
                 spec: spec.into(),
                 kind: SourceKind::Listing {
@@ -175,7 +181,7 @@ impl Source {
             kind: SourceKind::Single {
                 store,
                 uri_base: base.to_string(),
-                location: ObjPath::from(key),
+                location: obj_path(key),
                 display: format!("{base}{key}"),
             },
         }
@@ -202,7 +208,7 @@ impl Source {
                         format!("{root}/")
                     }
                 ),
-                root: ObjPath::from(root),
+                root: obj_path(root),
                 recursive_glob: pattern.contains('/') || pattern.contains("**"),
                 glob: matcher,
             },
@@ -257,7 +263,7 @@ impl Source {
                 kind: SourceKind::Single {
                     store: Arc::new(store),
                     uri_base: format!("file://{}/", parent.display()),
-                    location: ObjPath::from(name.as_str()),
+                    location: obj_path(&name),
                     display: path.to_string(),
                 },
             });

@@ -395,3 +395,30 @@ async fn one_document_over_http() {
     assert!(t.contains("failed") && t.contains("404"), "{t}");
     server.abort();
 }
+
+#[tokio::test]
+async fn non_ascii_and_spaced_file_names_open_as_single_files() {
+    let d = tempfile::tempdir().unwrap();
+    let dir = d.path().join("My Folder");
+    std::fs::create_dir(&dir).unwrap();
+    std::fs::write(dir.join("résumé final.txt"), "Résumé of the trial.").unwrap();
+    std::fs::write(dir.join("a#b%20c.txt"), "Odd characters.").unwrap();
+    let c = ctx(None);
+    for name in ["résumé final.txt", "a#b%20c.txt"] {
+        let t = table(
+            &c,
+            &format!(
+                "SELECT file_name, status FROM documents('{}')",
+                dir.join(name).display()
+            ),
+        )
+        .await;
+        assert!(t.contains(&format!("| {name} | ok ")), "{t}");
+    }
+    let t = table(
+        &c,
+        &format!("SELECT count(*) AS n FROM documents('{}/')", dir.display()),
+    )
+    .await;
+    assert!(t.contains("| 2 |"), "{t}");
+}
