@@ -81,7 +81,8 @@ async fn ingest_entry(
             );
         }
     };
-    if let Some(store) = store {
+    let versioned = entry.modified_ms.is_some() || entry.etag.is_some();
+    if let (Some(store), true) = (store, versioned) {
         // The cache is an optimisation: a store that cannot be written must
         // not lose the document, so the error is reported and reading goes on.
         if let Err(e) = store.put_ingest(&doc, spec).await {

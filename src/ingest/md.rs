@@ -8,7 +8,10 @@ use super::{table_text, txt::decode, BlockKind, Cell, Extracted, RawBlock};
 /// The Markdown extractor.
 pub fn extract(bytes: &[u8]) -> Result<Extracted, String> {
     let text = decode(bytes);
-    let opts = Options::ENABLE_TABLES | Options::ENABLE_FOOTNOTES | Options::ENABLE_STRIKETHROUGH;
+    let opts = Options::ENABLE_TABLES
+        | Options::ENABLE_FOOTNOTES
+        | Options::ENABLE_STRIKETHROUGH
+        | Options::ENABLE_YAML_STYLE_METADATA_BLOCKS;
     let mut blocks: Vec<RawBlock> = Vec::new();
     let mut section: Option<String> = None;
     let mut buf = String::new();
@@ -18,6 +21,7 @@ pub fn extract(bytes: &[u8]) -> Result<Extracted, String> {
     let mut cell_buf = String::new();
     let mut in_cell = false;
     let mut in_head_row = false;
+    let mut in_metadata = false;
 
     let flush = |buf: &mut String,
                  kind: BlockKind,
@@ -144,6 +148,9 @@ pub fn extract(bytes: &[u8]) -> Result<Extracted, String> {
                     *col += 1;
                 }
             }
+            Event::Start(Tag::MetadataBlock(_)) => in_metadata = true,
+            Event::End(TagEnd::MetadataBlock(_)) => in_metadata = false,
+            Event::Text(_) if in_metadata => {}
             Event::Text(t) | Event::Code(t) => {
                 if in_cell {
                     cell_buf.push_str(&t);
@@ -176,6 +183,14 @@ pub fn extract(bytes: &[u8]) -> Result<Extracted, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn front_matter_is_not_text() {
+        let x = extract(b"---\ntitle: A trial\nauthor: Smith\n---\n\n# Results\n\nIt worked.\n")
+            .unwrap();
+        let texts: Vec<&str> = x.blocks.iter().map(|b| b.text.as_str()).collect();
+        assert_eq!(texts, ["Results", "It worked."]);
+    }
 
     #[test]
     fn headings_become_sections() {

@@ -422,3 +422,43 @@ async fn non_ascii_and_spaced_file_names_open_as_single_files() {
     .await;
     assert!(t.contains("| 2 |"), "{t}");
 }
+
+#[tokio::test]
+async fn corrupt_encrypted_and_mislabelled_word_files_fail_with_advice() {
+    let d = tempfile::tempdir().unwrap();
+    let good = std::fs::read(corpus().join("PMC3321528.docx")).unwrap();
+    std::fs::write(d.path().join("truncated.docx"), &good[..good.len() / 2]).unwrap();
+    std::fs::write(
+        d.path().join("locked.docx"),
+        b"\xD0\xCF\x11\xE0\xA1\xB1\x1A\xE1 encrypted package",
+    )
+    .unwrap();
+    std::fs::write(
+        d.path().join("notes.docx"),
+        "just some text saved with the wrong name",
+    )
+    .unwrap();
+    std::fs::copy(corpus().join("PMC3321528.docx"), d.path().join("fine.docx")).unwrap();
+    let t = table(
+        &ctx(None),
+        &format!(
+            "SELECT file_name, status, error FROM documents('{}/') ORDER BY 1",
+            d.path().display()
+        ),
+    )
+    .await;
+    let row = |name: &str| {
+        t.lines()
+            .find(|l| l.contains(name))
+            .unwrap_or_default()
+            .to_string()
+    };
+    assert!(row("fine.docx").contains("| ok "), "{t}");
+    assert!(
+        row("truncated.docx").contains("failed")
+            && row("truncated.docx").contains("re-save it from Word"),
+        "{t}"
+    );
+    assert!(row("locked.docx").contains("password"), "{t}");
+    assert!(row("notes.docx").contains("not a Word document"), "{t}");
+}
