@@ -20,6 +20,12 @@ pub struct CorpusOptions {
     pub ingest: IngestSpec,
 }
 
+/// A `failed` row for a file that could not be read.
+fn failed(entry: Entry, message: String) -> Document {
+    let extractor = extractor_for(&entry.ext).ok();
+    Document::empty(entry, Status::Failed, extractor, Some(message))
+}
+
 /// Reads one entry: from the store if it has it, else fetch and parse.
 async fn ingest_entry(
     source: &Source,
@@ -71,15 +77,7 @@ async fn ingest_entry(
     let doc = match tokio::task::spawn_blocking(move || ingest_bytes(entry2, &bytes, &spec2)).await
     {
         Ok(d) => d,
-        Err(e) => {
-            let ext = entry.ext.clone();
-            return Document::empty(
-                entry,
-                Status::Failed,
-                extractor_for(&ext).ok(),
-                Some(format!("parsing stopped unexpectedly: {e}")),
-            );
-        }
+        Err(e) => return failed(entry, format!("parsing stopped unexpectedly: {e}")),
     };
     let versioned = entry.modified_ms.is_some() || entry.etag.is_some();
     if let (Some(store), true) = (store, versioned) {

@@ -214,51 +214,24 @@ pub fn documents_batch(docs: &[&Document]) -> Result<RecordBatch> {
     Ok(RecordBatch::try_new(DOCUMENTS.clone(), cols)?)
 }
 
-/// An `inventory` batch.
+/// An `inventory` batch: the survey columns of the `documents` batch, with
+/// `error` shown as `note` (for unread files it says what to do).
 pub fn inventory_batch(docs: &[&Document]) -> Result<RecordBatch> {
-    let mut source = StringBuilder::new();
-    let mut folder = StringBuilder::new();
-    let mut name = StringBuilder::new();
-    let mut ext = StringBuilder::new();
-    let mut extractor = StringBuilder::new();
-    let mut bytes = Int64Builder::new();
-    let mut modified = TimestampMillisecondBuilder::new().with_timezone("UTC");
-    let mut status = StringBuilder::new();
-    let mut pages = Int32Builder::new();
-    let mut tokens = Int64Builder::new();
-    let mut id = StringBuilder::new();
-    let mut dup = StringBuilder::new();
-    let mut note = StringBuilder::new();
-    for d in docs {
-        source.append_value(&d.entry.source);
-        folder.append_value(&d.entry.folder);
-        name.append_value(&d.entry.file_name);
-        ext.append_value(&d.entry.ext);
-        extractor.append_option(d.extractor.as_deref());
-        bytes.append_value(d.entry.bytes as i64);
-        modified.append_option(d.entry.modified_ms);
-        status.append_value(d.status.as_str());
-        pages.append_option(d.pages.map(|p| p as i32));
-        tokens.append_option(d.tokens.map(|t| t as i64));
-        id.append_option(d.document_id.as_deref());
-        dup.append_option(d.duplicate_of.as_deref());
-        note.append_option(d.error.as_deref());
-    }
-    let cols: Vec<ArrayRef> = vec![
-        Arc::new(source.finish()),
-        Arc::new(folder.finish()),
-        Arc::new(name.finish()),
-        Arc::new(ext.finish()),
-        Arc::new(extractor.finish()),
-        Arc::new(bytes.finish()),
-        Arc::new(modified.finish()),
-        Arc::new(status.finish()),
-        Arc::new(pages.finish()),
-        Arc::new(tokens.finish()),
-        Arc::new(id.finish()),
-        Arc::new(dup.finish()),
-        Arc::new(note.finish()),
-    ];
+    let full = documents_batch(docs)?;
+    let cols: Vec<ArrayRef> = INVENTORY
+        .fields()
+        .iter()
+        .map(|f| {
+            let name = if f.name() == "note" {
+                "error"
+            } else {
+                f.name().as_str()
+            };
+            full.column_by_name(name).cloned().ok_or_else(|| {
+                crate::error::QuarryError::Invalid(format!("documents has no column {name}"))
+            })
+        })
+        .collect::<Result<_>>()?;
     Ok(RecordBatch::try_new(INVENTORY.clone(), cols)?)
 }
 

@@ -10,12 +10,9 @@
 use std::sync::Arc;
 
 use datafusion::catalog::{TableFunctionArgs, TableFunctionImpl, TableProvider};
-use datafusion::common::{plan_err, Result};
+use datafusion::common::Result;
 
-use super::{
-    corpus_options, corpus_table, literal_args, parse_options, source_arg, str_arg, Env,
-    CORPUS_OPTIONS,
-};
+use super::{simple_corpus_call, Env};
 use crate::tables;
 
 const USAGE: &str =
@@ -30,22 +27,11 @@ pub struct Inventory {
 
 impl TableFunctionImpl for Inventory {
     fn call_with_args(&self, args: TableFunctionArgs) -> Result<Arc<dyn TableProvider>> {
-        let vals = literal_args(&args)?;
-        if vals.is_empty() || vals.len() > 2 {
-            return plan_err!("{USAGE}: takes 1 or 2 arguments, got {}", vals.len());
-        }
-        let source = source_arg(&vals, USAGE)?;
-        let opts = parse_options(
-            &str_arg(&vals, 1, USAGE, "options")?.unwrap_or_default(),
+        simple_corpus_call(
+            &args,
             USAGE,
-            CORPUS_OPTIONS,
-        )?;
-        let opts = corpus_options(&opts, USAGE)?;
-        corpus_table(
-            tables::INVENTORY.clone(),
-            source,
             &self.env,
-            opts,
+            tables::INVENTORY.clone(),
             true,
             Arc::new(|d| Ok(vec![tables::inventory_batch(&[d])?])),
         )

@@ -234,6 +234,31 @@ impl PartitionStream for CorpusPartition {
     }
 }
 
+/// The call `name(src [, options])` shared by `documents`, `inventory` and
+/// `blocks`: checks the argument count, resolves the source and the options,
+/// and builds the lazily evaluated table.
+pub fn simple_corpus_call(
+    args: &TableFunctionArgs,
+    usage: &str,
+    env: &Env,
+    schema: SchemaRef,
+    with_unscanned: bool,
+    convert: ToBatches,
+) -> Result<Arc<dyn TableProvider>> {
+    let vals = literal_args(args)?;
+    if vals.is_empty() || vals.len() > 2 {
+        return plan_err!("{usage}: takes 1 or 2 arguments, got {}", vals.len());
+    }
+    let source = source_arg(&vals, usage)?;
+    let raw = parse_options(
+        &str_arg(&vals, 1, usage, "options")?.unwrap_or_default(),
+        usage,
+        CORPUS_OPTIONS,
+    )?;
+    let opts = corpus_options(&raw, usage)?;
+    corpus_table(schema, source, env, opts, with_unscanned, convert)
+}
+
 /// Builds the provider for a corpus table function.
 pub fn corpus_table(
     schema: SchemaRef,

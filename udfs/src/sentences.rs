@@ -510,79 +510,70 @@ mod tests {
 mod golden {
     use super::sentence_spans;
 
-    #[test]
-    fn pysbd_english_golden_rules_all_pass() {
+    /// The pySBD test cases (MIT), from ../shared/data.
+    fn fixture() -> serde_json::Value {
         let path = concat!(
             env!("CARGO_MANIFEST_DIR"),
             "/../../shared/data/fixtures/sentence_segmentation/pysbd_test_cases.json"
         );
         let raw = std::fs::read_to_string(path).expect("the pySBD fixture in ../shared/data");
-        let v: serde_json::Value = serde_json::from_str(&raw).unwrap();
+        serde_json::from_str(&raw).expect("valid JSON")
+    }
+
+    /// Whether one case splits as expected; the mismatch when it does not.
+    fn check(case: &serde_json::Value) -> Result<(), String> {
+        let t = case["text"].as_str().unwrap_or_default();
+        let exp: Vec<&str> = case["expected"]
+            .as_array()
+            .map(|a| a.iter().filter_map(|x| x.as_str()).collect())
+            .unwrap_or_default();
+        let got: Vec<&str> = sentence_spans(t)
+            .into_iter()
+            .map(|(a, b)| &t[a..b])
+            .collect();
+        if got == exp {
+            Ok(())
+        } else {
+            Err(format!("{got:?} != {exp:?}"))
+        }
+    }
+
+    /// All 48 English golden rules pass; none is excepted.
+    #[test]
+    fn pysbd_english_golden_rules_all_pass() {
+        let v = fixture();
         let cases = v["cases"]["benchmarks/english_golden_rules.py"]["GOLDEN_EN_RULES"]
             .as_array()
-            .unwrap();
-        let mut fails = vec![];
-        for (i, c) in cases.iter().enumerate() {
-            let t = c["text"].as_str().unwrap();
-            let exp: Vec<&str> = c["expected"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .map(|x| x.as_str().unwrap())
-                .collect();
-            let got: Vec<&str> = sentence_spans(t)
-                .into_iter()
-                .map(|(a, b)| &t[a..b])
-                .collect();
-            if got != exp {
-                fails.push(format!("{i}: {got:?} != {exp:?}"));
-            }
-        }
+            .expect("the English golden rules");
+        assert_eq!(cases.len(), 48);
+        let fails: Vec<String> = cases
+            .iter()
+            .enumerate()
+            .filter_map(|(i, c)| check(c).err().map(|e| format!("{i}: {e}")))
+            .collect();
         assert!(fails.is_empty(), "{}", fails.join("\n"));
     }
-}
-
-#[cfg(test)]
-mod multilingual {
-    use super::sentence_spans;
 
     /// The pySBD golden rules of the other languages (without pySBD's
     /// cleaning step, which quarry's cleaners do separately). These are not
     /// all targeted; the floor guards against regressions.
     #[test]
     fn pysbd_multilingual_golden_rules_floor() {
-        let path = concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/../../shared/data/fixtures/sentence_segmentation/pysbd_test_cases.json"
-        );
-        let raw = std::fs::read_to_string(path).expect("the pySBD fixture in ../shared/data");
-        let v: serde_json::Value = serde_json::from_str(&raw).unwrap();
+        let v = fixture();
         let (mut pass, mut total) = (0, 0);
-        for (file, sets) in v["cases"].as_object().unwrap() {
-            for (name, cases) in sets.as_object().unwrap() {
+        for (file, sets) in v["cases"].as_object().expect("cases") {
+            for (name, cases) in sets.as_object().expect("sets") {
                 if !name.starts_with("GOLDEN_")
                     || name.starts_with("GOLDEN_EN")
                     || file.contains("clean")
                 {
                     continue;
                 }
-                for c in cases.as_array().unwrap() {
-                    let t = c["text"].as_str().unwrap();
-                    let exp: Vec<&str> = c["expected"]
-                        .as_array()
-                        .unwrap()
-                        .iter()
-                        .map(|x| x.as_str().unwrap())
-                        .collect();
-                    let got: Vec<&str> = sentence_spans(t)
-                        .into_iter()
-                        .map(|(a, b)| &t[a..b])
-                        .collect();
+                for c in cases.as_array().expect("cases") {
                     total += 1;
-                    if got == exp {
-                        pass += 1;
-                    } else {
-                        eprintln!("{file} {name}: {got:?} != {exp:?}");
+                    match check(c) {
+                        Ok(()) => pass += 1,
+                        Err(e) => eprintln!("{file} {name}: {e}"),
                     }
                 }
             }
