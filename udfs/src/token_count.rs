@@ -54,11 +54,27 @@ impl Tokenizer {
     }
 
     /// The number of tokens in `text`.
+    ///
+    /// Long texts are counted in pieces cut just before a whitespace that
+    /// precedes a word: BPE pre-tokenization never joins across such a point,
+    /// so the sum is exact, and the cost stays linear (BPE on one huge piece
+    /// is quadratic). Only a run of more than [`PIECE`] bytes with no
+    /// whitespace at all is cut blindly.
     pub fn count(self, text: &str) -> usize {
-        match self.bpe() {
-            Some(bpe) => bpe.encode_ordinary(text).len(),
-            None => text.len().div_ceil(4),
+        let Some(bpe) = self.bpe() else {
+            return text.len().div_ceil(4);
+        };
+        if text.len() <= PIECE {
+            return bpe.encode_ordinary(text).len();
         }
+        let mut total = 0;
+        let mut start = 0;
+        while start < text.len() {
+            let end = piece_end(text, start);
+            total += bpe.encode_ordinary(&text[start..end]).len();
+            start = end;
+        }
+        total
     }
 
     /// The byte length of the longest prefix of `text` holding at most
@@ -97,6 +113,42 @@ impl Tokenizer {
             None => text.len().saturating_sub(max_tokens.saturating_mul(4)),
         };
         ceil_char_boundary(text, start.min(text.len()))
+    }
+}
+
+/// The size of the pieces long texts are counted in.
+pub const PIECE: usize = 8 * 1024;
+
+/// Where the piece starting at `start` ends: the last point before
+/// `start + PIECE` where a whitespace char precedes a non-whitespace one
+/// (the whitespace opens the next piece), else a char boundary.
+fn piece_end(text: &str, start: usize) -> usize {
+    if text.len() - start <= PIECE {
+        return text.len();
+    }
+    let limit = floor_char_boundary(text, start + PIECE);
+    let window = &text[start..limit];
+    let mut best = None;
+    let mut prev_ws = false;
+    for (i, c) in window.char_indices().rev() {
+        let ws = c.is_whitespace();
+        // `i` is a whitespace char followed by a non-whitespace char.
+        if ws && !prev_ws && i + c.len_utf8() < window.len() && i > 0 {
+            best = Some(start + i);
+            break;
+        }
+        prev_ws = ws;
+    }
+    match best {
+        Some(b) if b > start => b,
+        _ => {
+            let b = limit;
+            if b > start {
+                b
+            } else {
+                ceil_char_boundary(text, start + 1)
+            }
+        }
     }
 }
 
@@ -197,6 +249,50 @@ mod tests {
             assert_eq!(tk.prefix_len(t, total), t.len());
         }
         assert_eq!(Tokenizer::O200k.count("Hello world"), 2);
+    }
+
+    #[test]
+    fn long_texts_count_exactly_in_pieces() {
+        let words = [
+            "the",
+            "trial",
+            "enrolled",
+            "482",
+            "patients;",
+            "mean",
+            "age",
+            "56.7",
+            "(SD",
+            "10.2)",
+            "\n\n",
+            "Über",
+            "naïve",
+            "—",
+        ];
+        let mut t = String::new();
+        let mut i = 7usize;
+        while t.len() < 5 * PIECE {
+            i = i.wrapping_mul(31).wrapping_add(17) % 1009;
+            t.push_str(words[i % words.len()]);
+            t.push_str(if i % 5 == 0 { "  " } else { " " });
+        }
+        for tk in [Tokenizer::O200k, Tokenizer::Cl100k] {
+            let bpe = tk.bpe().unwrap();
+            assert_eq!(tk.count(&t), bpe.encode_ordinary(&t).len(), "{tk:?}");
+        }
+        // And on real papers, markup and all.
+        for f in ["PMC3546023.md", "PMC3751573.html", "PMC4486927.txt"] {
+            let p = format!("{}/../examples/corpus/{f}", env!("CARGO_MANIFEST_DIR"));
+            let t = std::fs::read_to_string(&p).expect("example corpus");
+            assert!(t.len() > PIECE);
+            for tk in [Tokenizer::O200k, Tokenizer::Cl100k] {
+                assert_eq!(
+                    tk.count(&t),
+                    tk.bpe().unwrap().encode_ordinary(&t).len(),
+                    "{f} {tk:?}"
+                );
+            }
+        }
         assert_eq!(Tokenizer::Heuristic.count("Hello world"), 3);
     }
 }
