@@ -55,11 +55,11 @@ impl Tokenizer {
 
     /// The number of tokens in `text`.
     ///
-    /// Long texts are counted in pieces cut just before a whitespace that
-    /// precedes a word: BPE pre-tokenization never joins across such a point,
-    /// so the sum is exact, and the cost stays linear (BPE on one huge piece
-    /// is quadratic). Only a run of more than [`PIECE`] bytes with no
-    /// whitespace at all is cut blindly.
+    /// Long texts are counted in pieces cut just before a single space
+    /// between two words: BPE pre-tokenization never joins across such a
+    /// point, so the sum is exact, and the cost stays linear (BPE on one huge
+    /// piece is quadratic). Only a run of more than [`PIECE`] bytes with no
+    /// such space is cut blindly.
     pub fn count(self, text: &str) -> usize {
         let Some(bpe) = self.bpe() else {
             return text.len().div_ceil(4);
@@ -120,35 +120,40 @@ impl Tokenizer {
 pub const PIECE: usize = 8 * 1024;
 
 /// Where the piece starting at `start` ends: the last point before
-/// `start + PIECE` where a whitespace char precedes a non-whitespace one
-/// (the whitespace opens the next piece), else a char boundary.
+/// `start + PIECE` where BPE pre-tokenization always starts a new
+/// pre-token, else (a run with no such point) a char boundary. Such points
+/// are a single space between two non-whitespace chars (the space opens the
+/// next pre-token, " word") and a non-whitespace char right after a line
+/// break ("\n\n" is one pre-token, "Next" the next).
 fn piece_end(text: &str, start: usize) -> usize {
     if text.len() - start <= PIECE {
         return text.len();
     }
     let limit = floor_char_boundary(text, start + PIECE);
-    let window = &text[start..limit];
-    let mut best = None;
-    let mut prev_ws = false;
-    for (i, c) in window.char_indices().rev() {
-        let ws = c.is_whitespace();
-        // `i` is a whitespace char followed by a non-whitespace char.
-        if ws && !prev_ws && i + c.len_utf8() < window.len() && i > 0 {
-            best = Some(start + i);
-            break;
+    let b = text.as_bytes();
+    let non_ws_before = |i: usize| {
+        text[..i]
+            .chars()
+            .next_back()
+            .is_some_and(|c| !c.is_whitespace())
+    };
+    let non_ws_at = |i: usize| text[i..].chars().next().is_some_and(|c| !c.is_whitespace());
+    let mut i = limit;
+    while i > start + 1 {
+        i -= 1;
+        let cut = match b[i] {
+            b' ' => non_ws_before(i) && i + 1 < text.len() && non_ws_at(i + 1),
+            b'\n' | b'\r' => i + 1 < text.len() && non_ws_at(i + 1) && i + 1 < limit,
+            _ => false,
+        };
+        if cut {
+            return if b[i] == b' ' { i } else { i + 1 };
         }
-        prev_ws = ws;
     }
-    match best {
-        Some(b) if b > start => b,
-        _ => {
-            let b = limit;
-            if b > start {
-                b
-            } else {
-                ceil_char_boundary(text, start + 1)
-            }
-        }
+    if limit > start {
+        limit
+    } else {
+        ceil_char_boundary(text, start + 1)
     }
 }
 
@@ -265,6 +270,9 @@ mod tests {
             "(SD",
             "10.2)",
             "\n\n",
+            "end.\n\nNext",
+            "a\n b",
+            "x\t\ty",
             "Über",
             "naïve",
             "—",
@@ -274,11 +282,23 @@ mod tests {
         while t.len() < 5 * PIECE {
             i = i.wrapping_mul(31).wrapping_add(17) % 1009;
             t.push_str(words[i % words.len()]);
-            t.push_str(if i % 5 == 0 { "  " } else { " " });
+            t.push_str(match i % 7 {
+                0 => "  ",
+                1 => "\n\n",
+                2 => "\n",
+                _ => " ",
+            });
         }
-        for tk in [Tokenizer::O200k, Tokenizer::Cl100k] {
-            let bpe = tk.bpe().unwrap();
-            assert_eq!(tk.count(&t), bpe.encode_ordinary(&t).len(), "{tk:?}");
+        // Texts whose only breaks are line breaks, or blank lines.
+        let lines: String = (0..6000).map(|n| format!("{n}\n")).collect();
+        let paras = "Results were similar.\n\nNext paragraph here.\n\n".repeat(400);
+        let indented = "Value:\n  indented line\n".repeat(800);
+        for text in [&t, &lines, &paras, &indented] {
+            assert!(text.len() > 2 * PIECE);
+            for tk in [Tokenizer::O200k, Tokenizer::Cl100k] {
+                let bpe = tk.bpe().unwrap();
+                assert_eq!(tk.count(text), bpe.encode_ordinary(text).len(), "{tk:?}");
+            }
         }
         // And on real papers, markup and all.
         for f in ["PMC3546023.md", "PMC3751573.html", "PMC4486927.txt"] {
