@@ -308,12 +308,20 @@ pub fn pack(text: &str, units: &[Unit], cap: usize, tk: Tokenizer) -> Vec<(usize
             continue;
         }
         match cur {
-            Some((s, _, est, g)) if g == u.group && est + n < cap => {
-                if tk.count(&text[s..u.end]) <= cap {
-                    cur = Some((s, u.end, est + n + 1, g));
+            Some((s, e, est, g)) if g == u.group => {
+                // The parts' counts bound the whole's (BPE merges at the seams
+                // only lower it), so the exact count is needed only near the cap.
+                let bound = est + tk.count(&text[e..u.start]) + n;
+                if bound <= cap {
+                    cur = Some((s, u.end, bound, g));
                     continue;
                 }
-                out.push((s, cur.map_or(s, |c| c.1)));
+                let exact = tk.count(&text[s..u.end]);
+                if exact <= cap {
+                    cur = Some((s, u.end, exact, g));
+                    continue;
+                }
+                out.push((s, e));
                 cur = Some((u.start, u.end, n, u.group));
             }
             Some((s, e, _, _)) => {

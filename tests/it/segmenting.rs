@@ -120,7 +120,7 @@ async fn segment_scalar_matches_the_table_function_on_plain_text() {
     let t = table(
         &c,
         "SELECT c['chunk_id'] AS id, c['tokens'] AS tokens, c['text'] AS text FROM \
-         (SELECT unnest(segment('One short sentence. Another one here.\n\nA second paragraph.', 'sentence', 8)) AS c)",
+         (SELECT unnest(segment('One short sentence. Another one here.\n\nA second paragraph.', 'sentence', 6)) AS c)",
     )
     .await;
     assert!(t.contains("| 0  | 4      | One short sentence. |"), "{t}");
