@@ -183,17 +183,18 @@ pub fn segment(doc: &SegDoc, spec: &SegmentSpec) -> Segmented {
         // The cap is never passed: a span over it (which the packers do not
         // produce) is cut on the ruler here rather than let through.
         .flat_map(|(s, e)| {
-            if tk.count(&doc.text[s..e]) <= spec.max_tokens {
-                vec![(s, e)]
+            let n = tk.count(&doc.text[s..e]);
+            if n <= spec.max_tokens {
+                vec![(s, e, n)]
             } else {
                 hard_split(doc.text, s, e, spec.max_tokens, tk)
                     .into_iter()
                     .filter_map(|(a, b)| trim(doc.text, a, b))
+                    .map(|(a, b)| (a, b, tk.count(&doc.text[a..b])))
                     .collect()
             }
         })
-        .map(|(start, end)| {
-            let tokens = spec.tokenizer.count(&doc.text[start..end]);
+        .map(|(start, end, tokens)| {
             let (page_start, page_end, section) = if provenance {
                 provenance_of(doc.blocks, start, end)
             } else {
