@@ -3,8 +3,10 @@
 //! the same job (o200k_base tokens, same cap) on the same cleaned text in the
 //! same run. Prints MB/s, chunk counts and the largest chunk for each.
 //!
-//! Run: `cargo bench --bench chunking` (release build). Input: every readable
-//! file in examples/corpus/, ingested with the default cleaners.
+//! Run: `cargo bench --bench chunking` (release build). Inputs: every
+//! readable file in examples/corpus/, then the 30 trial full texts of
+//! ../shared/data/evidence_inference/txt_sample/ (MIT), each ingested with the
+//! default cleaners.
 
 use std::time::{Duration, Instant};
 
@@ -14,8 +16,8 @@ use quarry::source::{ext_of, Entry};
 use quarry_udfs::Tokenizer;
 use text_splitter::{ChunkConfig, TextSplitter};
 
-fn corpus() -> Vec<Document> {
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/corpus");
+fn corpus(rel: &str) -> Vec<Document> {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(rel);
     let mut files: Vec<_> = std::fs::read_dir(&dir)
         .expect("examples/corpus")
         .map(|e| e.expect("entry").path())
@@ -70,16 +72,25 @@ fn measure(
 }
 
 fn main() {
-    let docs = corpus();
+    println!(
+        "machine: {} cores, one thread used; command: cargo bench --bench chunking",
+        std::thread::available_parallelism().map_or(0, |n| n.get())
+    );
+    for rel in [
+        "examples/corpus",
+        "../shared/data/evidence_inference/txt_sample",
+    ] {
+        run(rel);
+    }
+}
+
+fn run(rel: &str) {
+    let docs = corpus(rel);
     let bytes: usize = docs.iter().map(|d| d.text.len()).sum();
     println!(
-        "input: {} documents from examples/corpus/, {:.2} MB of cleaned text",
+        "\ninput: {} documents from {rel}/, {:.2} MB of cleaned text",
         docs.len(),
         bytes as f64 / 1e6
-    );
-    println!(
-        "machine: {} cores; command: cargo bench --bench chunking",
-        std::thread::available_parallelism().map_or(0, |n| n.get())
     );
     let tk = Tokenizer::O200k;
     let bpe = tiktoken_rs::o200k_base().expect("o200k");
