@@ -1,5 +1,5 @@
 //! quarry-udfs: pure, deterministic SQL functions for quarry (sentences,
-//! tokens, and later quotes and numbers). Each function lives in a file named
+//! tokens, quote matching and location; numbers and verification to come). Each function lives in a file named
 //! after it: a plain Rust kernel, its DataFusion adapter, and its tests.
 
 use std::sync::Arc;
@@ -8,6 +8,10 @@ use datafusion::common::Result;
 use datafusion::execution::FunctionRegistry;
 use datafusion::logical_expr::ScalarUDF;
 
+pub mod difflib;
+pub mod fold;
+pub mod locate_quote;
+pub mod quote_match;
 pub mod sentences;
 pub mod token_count;
 pub mod util;
@@ -19,6 +23,8 @@ pub use token_count::Tokenizer;
 pub fn scalar_functions() -> Vec<Arc<ScalarUDF>> {
     vec![
         Arc::new(ScalarUDF::from(sentences::Sentences::default())),
+        Arc::new(ScalarUDF::from(quote_match::QuoteMatch::default())),
+        Arc::new(ScalarUDF::from(locate_quote::LocateQuote::default())),
         Arc::new(ScalarUDF::from(token_count::TokenCount::default())),
     ]
 }
