@@ -12,6 +12,7 @@ pub mod difflib;
 pub mod fold;
 pub mod locate_quote;
 pub mod quote_match;
+pub mod same_value;
 pub mod sentences;
 pub mod token_count;
 pub mod util;
@@ -25,6 +26,7 @@ pub fn scalar_functions() -> Vec<Arc<ScalarUDF>> {
         Arc::new(ScalarUDF::from(sentences::Sentences::default())),
         Arc::new(ScalarUDF::from(quote_match::QuoteMatch::default())),
         Arc::new(ScalarUDF::from(locate_quote::LocateQuote::default())),
+        Arc::new(ScalarUDF::from(same_value::SameValue::default())),
         Arc::new(ScalarUDF::from(token_count::TokenCount::default())),
     ]
 }
