@@ -32,6 +32,11 @@ fn cell_strings(col: &ArrayRef) -> Result<Vec<Option<String>>> {
         .collect())
 }
 
+/// Every cell of a batch as display text, column by column.
+fn batch_strings(b: &RecordBatch) -> Result<Vec<Vec<Option<String>>>> {
+    b.columns().iter().map(cell_strings).collect()
+}
+
 fn shorten(s: &str) -> String {
     let one_line = s.replace('\n', "⏎");
     if one_line.chars().count() <= MAX_CELL {
@@ -88,11 +93,7 @@ pub fn write(
             w.write_record(&header)
                 .map_err(|e| datafusion::error::DataFusionError::External(Box::new(e)))?;
             for b in batches {
-                let cols: Vec<Vec<Option<String>>> = b
-                    .columns()
-                    .iter()
-                    .map(cell_strings)
-                    .collect::<Result<_>>()?;
+                let cols = batch_strings(b)?;
                 for r in 0..b.num_rows() {
                     let row: Vec<&str> =
                         cols.iter().map(|c| c[r].as_deref().unwrap_or("")).collect();
@@ -105,11 +106,7 @@ pub fn write(
         Format::Json => {
             let mut rows = Vec::new();
             for b in batches {
-                let cols: Vec<Vec<Option<String>>> = b
-                    .columns()
-                    .iter()
-                    .map(cell_strings)
-                    .collect::<Result<_>>()?;
+                let cols = batch_strings(b)?;
                 for r in 0..b.num_rows() {
                     let mut obj = serde_json::Map::new();
                     for ((f, col), shown) in schema.fields().iter().zip(b.columns()).zip(&cols) {

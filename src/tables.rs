@@ -75,23 +75,37 @@ pub static DOCUMENTS: LazyLock<SchemaRef> = LazyLock::new(|| {
     ]))
 });
 
+/// The `documents` columns `inventory` shows, in order; `error` is shown as `note`.
+const INVENTORY_COLUMNS: [&str; 13] = [
+    "source",
+    "folder",
+    "file_name",
+    "ext",
+    "extractor",
+    "bytes",
+    "modified",
+    "status",
+    "pages",
+    "tokens",
+    "document_id",
+    "duplicate_of",
+    "error",
+];
+
 /// `inventory`: every file under a source, read or not, with no model call.
 pub static INVENTORY: LazyLock<SchemaRef> = LazyLock::new(|| {
-    Arc::new(Schema::new(vec![
-        Field::new("source", DataType::Utf8, false),
-        Field::new("folder", DataType::Utf8, false),
-        Field::new("file_name", DataType::Utf8, false),
-        Field::new("ext", DataType::Utf8, false),
-        Field::new("extractor", DataType::Utf8, true),
-        Field::new("bytes", DataType::Int64, false),
-        Field::new("modified", ts(), true),
-        Field::new("status", DataType::Utf8, false),
-        Field::new("pages", DataType::Int32, true),
-        Field::new("tokens", DataType::Int64, true),
-        Field::new("document_id", DataType::Utf8, true),
-        Field::new("duplicate_of", DataType::Utf8, true),
-        Field::new("note", DataType::Utf8, true),
-    ]))
+    let fields: Vec<Field> = INVENTORY_COLUMNS
+        .iter()
+        .filter_map(|name| DOCUMENTS.field_with_name(name).ok())
+        .map(|f| {
+            if f.name() == "error" {
+                f.clone().with_name("note")
+            } else {
+                f.clone()
+            }
+        })
+        .collect();
+    Arc::new(Schema::new(fields))
 });
 
 /// `blocks`: the typed blocks of every document read.

@@ -14,7 +14,7 @@ use datafusion::arrow::array::{
 };
 use datafusion::arrow::buffer::NullBuffer;
 use datafusion::arrow::datatypes::{DataType, Field, Fields};
-use datafusion::common::{exec_err, plan_err, Result, ScalarValue};
+use datafusion::common::{plan_err, Result, ScalarValue};
 use datafusion::logical_expr::{
     ColumnarValue, ScalarFunctionArgs, ScalarUDFImpl, Signature, TypeSignature, Volatility,
 };
@@ -22,7 +22,7 @@ use datafusion::logical_expr::{
 use crate::difflib;
 use crate::fold::Folded;
 use crate::sentences::sentence_spans;
-use crate::util::string_array;
+use crate::util::two_strings;
 
 /// Where a quote was found, in char offsets into the text (end excluded).
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -187,14 +187,12 @@ impl ScalarUDFImpl for LocateQuote {
             },
             Some(_) => return plan_err!("locate_quote: min_ratio must be a constant"),
         };
-        let arrays = ColumnarValue::values_to_arrays(&args.args[..2])?;
-        let [quote, text] = arrays.as_slice() else {
-            return exec_err!(
-                "locate_quote(quote, text [, min_ratio]) takes two or three arguments"
-            );
-        };
-        let quote = string_array(quote, "locate_quote", "quote")?;
-        let text = string_array(text, "locate_quote", "text")?;
+        let (quote, text) = two_strings(
+            &args.args,
+            args.number_rows,
+            "locate_quote",
+            ["quote", "text"],
+        )?;
         let n = quote.len();
         let (mut cs, mut ce, mut ms, mut me) = (
             Int64Builder::with_capacity(n),

@@ -11,13 +11,13 @@ use std::sync::Arc;
 
 use datafusion::arrow::array::{Array, ArrayRef, Float64Builder};
 use datafusion::arrow::datatypes::DataType;
-use datafusion::common::{exec_err, Result};
+use datafusion::common::Result;
 use datafusion::logical_expr::{
     ColumnarValue, ScalarFunctionArgs, ScalarUDFImpl, Signature, Volatility,
 };
 
 use crate::fold::{words, Folded};
-use crate::util::string_array;
+use crate::util::two_strings;
 
 /// The match score of `quote` against `text` (see the module docs). An empty
 /// quote scores 0.
@@ -87,12 +87,12 @@ impl ScalarUDFImpl for QuoteMatch {
         Ok(DataType::Float64)
     }
     fn invoke_with_args(&self, args: ScalarFunctionArgs) -> Result<ColumnarValue> {
-        let arrays = ColumnarValue::values_to_arrays(&args.args)?;
-        let [quote, text] = arrays.as_slice() else {
-            return exec_err!("quote_match(quote, text) takes two arguments");
-        };
-        let quote = string_array(quote, "quote_match", "quote")?;
-        let text = string_array(text, "quote_match", "text")?;
+        let (quote, text) = two_strings(
+            &args.args,
+            args.number_rows,
+            "quote_match",
+            ["quote", "text"],
+        )?;
         let mut out = Float64Builder::with_capacity(quote.len());
         for (q, t) in quote.iter().zip(text.iter()) {
             out.append_option(q.zip(t).map(|(q, t)| quote_match(q, t)));

@@ -7,13 +7,13 @@ use std::sync::Arc;
 
 use datafusion::arrow::array::{Array, ArrayRef, BooleanBuilder};
 use datafusion::arrow::datatypes::DataType;
-use datafusion::common::{exec_err, Result};
+use datafusion::common::Result;
 use datafusion::logical_expr::{
     ColumnarValue, ScalarFunctionArgs, ScalarUDFImpl, Signature, Volatility,
 };
 
 use crate::fold::Folded;
-use crate::util::string_array;
+use crate::util::two_strings;
 
 /// The canonical spelling `same_value` compares.
 pub fn canonical(value: &str) -> String {
@@ -67,12 +67,7 @@ impl ScalarUDFImpl for SameValue {
         Ok(DataType::Boolean)
     }
     fn invoke_with_args(&self, args: ScalarFunctionArgs) -> Result<ColumnarValue> {
-        let arrays = ColumnarValue::values_to_arrays(&args.args)?;
-        let [a, b] = arrays.as_slice() else {
-            return exec_err!("same_value(a, b) takes two arguments");
-        };
-        let a = string_array(a, "same_value", "a")?;
-        let b = string_array(b, "same_value", "b")?;
+        let (a, b) = two_strings(&args.args, args.number_rows, "same_value", ["a", "b"])?;
         let mut out = BooleanBuilder::with_capacity(a.len());
         for (x, y) in a.iter().zip(b.iter()) {
             out.append_option(x.zip(y).map(|(x, y)| same_value(x, y)));

@@ -26,7 +26,20 @@ pub fn string_array<'a>(
     }
 }
 
-/// True when `array` has no rows or only NULLs.
-pub fn all_null(array: &dyn Array) -> bool {
-    array.null_count() == array.len()
+/// The first two arguments of a call as text arrays of the call's length
+/// (scalars broadcast), named for errors: `(quote, text)`, `(a, b)`, ...
+pub fn two_strings(
+    args: &[datafusion::logical_expr::ColumnarValue],
+    rows: usize,
+    func: &str,
+    names: [&str; 2],
+) -> Result<(StringArray, StringArray)> {
+    if args.len() < 2 {
+        return exec_err!("{func} takes {} and {}", names[0], names[1]);
+    }
+    let a = args[0].to_array(rows)?;
+    let b = args[1].to_array(rows)?;
+    let a = string_array(&a, func, names[0])?.into_owned();
+    let b = string_array(&b, func, names[1])?.into_owned();
+    Ok((a, b))
 }
