@@ -17,6 +17,9 @@ pub mod sentences;
 pub mod token_count;
 pub mod util;
 
+#[cfg(test)]
+mod proptests;
+
 pub use sentences::sentence_spans;
 pub use token_count::Tokenizer;
 
