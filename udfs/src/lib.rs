@@ -11,6 +11,7 @@ use datafusion::logical_expr::ScalarUDF;
 pub mod difflib;
 pub mod fold;
 pub mod locate_quote;
+pub mod numbers_in;
 pub mod quote_match;
 pub mod same_value;
 pub mod sentences;
@@ -30,6 +31,7 @@ pub fn scalar_functions() -> Vec<Arc<ScalarUDF>> {
         Arc::new(ScalarUDF::from(quote_match::QuoteMatch::default())),
         Arc::new(ScalarUDF::from(locate_quote::LocateQuote::default())),
         Arc::new(ScalarUDF::from(same_value::SameValue::default())),
+        Arc::new(ScalarUDF::from(numbers_in::NumbersIn::default())),
         Arc::new(ScalarUDF::from(token_count::TokenCount::default())),
     ]
 }

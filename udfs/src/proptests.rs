@@ -5,6 +5,7 @@
 use proptest::prelude::*;
 
 use crate::locate_quote::locate_quote;
+use crate::numbers_in::{numbers_in, Lang};
 use crate::quote_match::quote_match;
 use crate::same_value::same_value;
 use crate::sentences::sentence_spans;
@@ -87,6 +88,13 @@ proptest! {
         prop_assert!(l.char_start <= l.match_start && l.match_start < l.match_end && l.match_end <= l.char_end);
         prop_assert!(l.char_end <= chars.len());
         prop_assert!(same_value(&quote, &quote));
+    }
+
+    #[test]
+    fn numbers_are_finite_in_every_language(t in mixed_text()) {
+        for lang in [None, Some(Lang::En), Some(Lang::Fr), Some(Lang::De)] {
+            prop_assert!(numbers_in(&t, lang).iter().all(|v| v.is_finite()));
+        }
     }
 
     #[test]
