@@ -17,6 +17,7 @@ pub mod same_value;
 pub mod sentences;
 pub mod token_count;
 pub mod util;
+pub mod verify_quote;
 
 #[cfg(test)]
 mod proptests;
@@ -32,6 +33,7 @@ pub fn scalar_functions() -> Vec<Arc<ScalarUDF>> {
         Arc::new(ScalarUDF::from(locate_quote::LocateQuote::default())),
         Arc::new(ScalarUDF::from(same_value::SameValue::default())),
         Arc::new(ScalarUDF::from(numbers_in::NumbersIn::default())),
+        Arc::new(ScalarUDF::from(verify_quote::VerifyQuote::default())),
         Arc::new(ScalarUDF::from(token_count::TokenCount::default())),
     ]
 }

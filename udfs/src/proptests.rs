@@ -10,6 +10,7 @@ use crate::quote_match::quote_match;
 use crate::same_value::same_value;
 use crate::sentences::sentence_spans;
 use crate::token_count::Tokenizer;
+use crate::verify_quote::verify_quote;
 
 fn mixed_text() -> impl Strategy<Value = String> {
     let pieces = prop::sample::select(vec![
@@ -88,6 +89,8 @@ proptest! {
         prop_assert!(l.char_start <= l.match_start && l.match_start < l.match_end && l.match_end <= l.char_end);
         prop_assert!(l.char_end <= chars.len());
         prop_assert!(same_value(&quote, &quote));
+        let v = verify_quote(&quote, &t, "1", None);
+        prop_assert!(v.char_start.is_none_or(|s| v.char_end.is_some_and(|e| s < e && e <= chars.len())));
     }
 
     #[test]
