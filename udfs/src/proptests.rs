@@ -6,6 +6,7 @@ use proptest::prelude::*;
 
 use crate::locate_quote::locate_quote;
 use crate::numbers_in::{numbers_in, Lang};
+use crate::parse_value::{parse_value, FieldType};
 use crate::quote_match::quote_match;
 use crate::same_value::same_value;
 use crate::sentences::sentence_spans;
@@ -97,6 +98,16 @@ proptest! {
     fn numbers_are_finite_in_every_language(t in mixed_text()) {
         for lang in [None, Some(Lang::En), Some(Lang::Fr), Some(Lang::De)] {
             prop_assert!(numbers_in(&t, lang).iter().all(|v| v.is_finite()));
+        }
+    }
+
+    #[test]
+    fn every_type_parses_or_says_why(t in mixed_text()) {
+        for ty in ["integer", "number", "boolean", "date", "string", "list", "enum(a, b)"] {
+            let ty = FieldType::parse(ty).unwrap_or(FieldType::String);
+            if let Err(reason) = parse_value(&t, &ty) {
+                prop_assert!(!reason.is_empty());
+            }
         }
     }
 
