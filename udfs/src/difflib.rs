@@ -50,6 +50,27 @@ fn longest_match(
     (besti, bestj, bestsize)
 }
 
+/// `SequenceMatcher(None, a, b, autojunk=False).find_longest_match()` over
+/// the whole of both: `(i, j, k)` with `a[i..i+k] == b[j..j+k]`.
+pub fn find_longest_match(a: &[char], b: &[char]) -> (usize, usize, usize) {
+    let mut b2j: HashMap<char, Vec<usize>> = HashMap::new();
+    for (j, &c) in b.iter().enumerate() {
+        b2j.entry(c).or_default().push(j);
+    }
+    let mut prev = vec![0u32; b.len() + 1];
+    let mut cur = vec![0u32; b.len() + 1];
+    let (mut touched, mut cur_touched) = (Vec::new(), Vec::new());
+    longest_match(
+        a,
+        &b2j,
+        (0, a.len(), 0, b.len()),
+        &mut prev,
+        &mut cur,
+        &mut touched,
+        &mut cur_touched,
+    )
+}
+
 /// The number of matching chars difflib finds between `a` and `b`.
 pub fn matches(a: &[char], b: &[char]) -> usize {
     let mut b2j: HashMap<char, Vec<usize>> = HashMap::new();
