@@ -4,95 +4,90 @@
 
 use std::collections::HashMap;
 
-/// `find_longest_match(alo, ahi, blo, bhi)`: the longest common block, the
-/// one ending earliest in `a` among the longest, then earliest in `b`.
-fn longest_match(
-    a: &[char],
-    b2j: &HashMap<char, Vec<usize>>,
-    (alo, ahi, blo, bhi): (usize, usize, usize, usize),
-    prev: &mut Vec<u32>,
-    cur: &mut Vec<u32>,
-    touched: &mut Vec<usize>,
-    cur_touched: &mut Vec<usize>,
-) -> (usize, usize, usize) {
-    let (mut besti, mut bestj, mut bestsize) = (alo, blo, 0usize);
-    for &t in touched.iter() {
-        prev[t] = 0;
+/// The state of a `SequenceMatcher` over a fixed `b`: where each char of
+/// `b` occurs, and the run-length buffers reused between searches.
+struct Matcher<'b> {
+    b: &'b [char],
+    b2j: HashMap<char, Vec<usize>>,
+    prev: Vec<u32>,
+    cur: Vec<u32>,
+    touched: Vec<usize>,
+    cur_touched: Vec<usize>,
+}
+
+impl<'b> Matcher<'b> {
+    fn new(b: &'b [char]) -> Self {
+        let mut b2j: HashMap<char, Vec<usize>> = HashMap::new();
+        for (j, &c) in b.iter().enumerate() {
+            b2j.entry(c).or_default().push(j);
+        }
+        Self {
+            b,
+            b2j,
+            prev: vec![0; b.len() + 1],
+            cur: vec![0; b.len() + 1],
+            touched: Vec::new(),
+            cur_touched: Vec::new(),
+        }
     }
-    touched.clear();
-    for (i, ch) in a.iter().enumerate().take(ahi).skip(alo) {
-        cur_touched.clear();
-        if let Some(js) = b2j.get(ch) {
-            for &j in js {
-                if j < blo {
-                    continue;
-                }
-                if j >= bhi {
-                    break;
-                }
-                // prev is indexed by j + 1: prev[j] is the run ending at j - 1.
-                let k = prev[j] + 1;
-                cur[j + 1] = k;
-                cur_touched.push(j + 1);
-                if k as usize > bestsize {
-                    besti = i + 1 - k as usize;
-                    bestj = j + 1 - k as usize;
-                    bestsize = k as usize;
+
+    /// `find_longest_match(alo, ahi, blo, bhi)`: the longest common block,
+    /// the one ending earliest in `a` among the longest, then earliest in `b`.
+    fn longest(
+        &mut self,
+        a: &[char],
+        (alo, ahi, blo, bhi): (usize, usize, usize, usize),
+    ) -> (usize, usize, usize) {
+        let (mut besti, mut bestj, mut bestsize) = (alo, blo, 0usize);
+        for &t in &self.touched {
+            self.prev[t] = 0;
+        }
+        self.touched.clear();
+        for (i, ch) in a.iter().enumerate().take(ahi).skip(alo) {
+            self.cur_touched.clear();
+            if let Some(js) = self.b2j.get(ch) {
+                for &j in js {
+                    if j < blo {
+                        continue;
+                    }
+                    if j >= bhi {
+                        break;
+                    }
+                    // prev is indexed by j + 1: prev[j] is the run ending at j - 1.
+                    let k = self.prev[j] + 1;
+                    self.cur[j + 1] = k;
+                    self.cur_touched.push(j + 1);
+                    if k as usize > bestsize {
+                        besti = i + 1 - k as usize;
+                        bestj = j + 1 - k as usize;
+                        bestsize = k as usize;
+                    }
                 }
             }
+            for &t in &self.touched {
+                self.prev[t] = 0;
+            }
+            std::mem::swap(&mut self.prev, &mut self.cur);
+            std::mem::swap(&mut self.touched, &mut self.cur_touched);
         }
-        for &t in touched.iter() {
-            prev[t] = 0;
-        }
-        std::mem::swap(prev, cur);
-        std::mem::swap(touched, cur_touched);
+        (besti, bestj, bestsize)
     }
-    (besti, bestj, bestsize)
 }
 
 /// `SequenceMatcher(None, a, b, autojunk=False).find_longest_match()` over
 /// the whole of both: `(i, j, k)` with `a[i..i+k] == b[j..j+k]`.
 pub fn find_longest_match(a: &[char], b: &[char]) -> (usize, usize, usize) {
-    let mut b2j: HashMap<char, Vec<usize>> = HashMap::new();
-    for (j, &c) in b.iter().enumerate() {
-        b2j.entry(c).or_default().push(j);
-    }
-    let mut prev = vec![0u32; b.len() + 1];
-    let mut cur = vec![0u32; b.len() + 1];
-    let (mut touched, mut cur_touched) = (Vec::new(), Vec::new());
-    longest_match(
-        a,
-        &b2j,
-        (0, a.len(), 0, b.len()),
-        &mut prev,
-        &mut cur,
-        &mut touched,
-        &mut cur_touched,
-    )
+    Matcher::new(b).longest(a, (0, a.len(), 0, b.len()))
 }
 
 /// The number of matching chars difflib finds between `a` and `b`.
 pub fn matches(a: &[char], b: &[char]) -> usize {
-    let mut b2j: HashMap<char, Vec<usize>> = HashMap::new();
-    for (j, &c) in b.iter().enumerate() {
-        b2j.entry(c).or_default().push(j);
-    }
-    let mut prev = vec![0u32; b.len() + 1];
-    let mut cur = vec![0u32; b.len() + 1];
-    let (mut touched, mut cur_touched) = (Vec::new(), Vec::new());
-    let mut queue = vec![(0, a.len(), 0, b.len())];
+    let mut m = Matcher::new(b);
+    let mut queue = vec![(0, a.len(), 0, m.b.len())];
     let mut total = 0;
     while let Some(q) = queue.pop() {
         let (alo, ahi, blo, bhi) = q;
-        let (i, j, k) = longest_match(
-            a,
-            &b2j,
-            q,
-            &mut prev,
-            &mut cur,
-            &mut touched,
-            &mut cur_touched,
-        );
+        let (i, j, k) = m.longest(a, q);
         if k > 0 {
             total += k;
             if alo < i && blo < j {
