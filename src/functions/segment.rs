@@ -20,7 +20,7 @@ use datafusion::logical_expr::{
 };
 
 use super::chunks::method_arg;
-use crate::ingest::{Block, BlockKind, CharIndex};
+use crate::ingest::CharIndex;
 use crate::segment::{segment, SegDoc, SegmentSpec};
 use crate::tables::segment_struct_fields;
 use quarry_udfs::util::string_array;
@@ -66,27 +66,6 @@ fn scalar_int(v: &ColumnarValue, name: &str) -> Result<usize> {
     Ok(n as usize)
 }
 
-/// Paragraph blocks of a plain text (split at blank lines).
-fn paragraph_blocks(text: &str) -> Vec<Block> {
-    let mut out = Vec::new();
-    let mut pos = 0;
-    for p in text.split("\n\n") {
-        let (s, e) = (pos, pos + p.len());
-        pos = e + 2;
-        if let Some((s, e)) = crate::segment::trim(text, s, e) {
-            out.push(Block {
-                kind: BlockKind::Paragraph,
-                page: None,
-                section: None,
-                start: s,
-                end: e,
-                cells: vec![],
-            });
-        }
-    }
-    out
-}
-
 impl ScalarUDFImpl for Segment {
     fn name(&self) -> &str {
         "segment"
@@ -127,7 +106,7 @@ impl ScalarUDFImpl for Segment {
         let mut n = 0i32;
         for row in texts.iter() {
             if let Some(text) = row {
-                let blocks = paragraph_blocks(text);
+                let blocks = crate::segment::paragraph_blocks(text);
                 let seg = segment(
                     &SegDoc {
                         text,

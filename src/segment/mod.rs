@@ -246,6 +246,28 @@ fn provenance_of(
     (pages.map(|p| p.0), pages.map(|p| p.1), section)
 }
 
+/// Paragraph blocks of a plain text with no other structure (split at blank
+/// lines, no page or section), for segmenting a bare string.
+pub fn paragraph_blocks(text: &str) -> Vec<Block> {
+    let mut out = Vec::new();
+    let mut pos = 0;
+    for p in text.split("\n\n") {
+        let (s, e) = (pos, pos + p.len());
+        pos = e + 2;
+        if let Some((start, end)) = trim(text, s, e) {
+            out.push(Block {
+                kind: BlockKind::Paragraph,
+                page: None,
+                section: None,
+                start,
+                end,
+                cells: vec![],
+            });
+        }
+    }
+    out
+}
+
 /// An atomic piece of text the packers place whole when it fits.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Unit {
@@ -530,28 +552,11 @@ pub fn add_overlap(
 mod tests {
     use super::*;
 
-    fn para_doc(text: &str) -> Vec<Block> {
-        let mut blocks = Vec::new();
-        let mut pos = 0;
-        for p in text.split("\n\n") {
-            blocks.push(Block {
-                kind: BlockKind::Paragraph,
-                page: None,
-                section: None,
-                start: pos,
-                end: pos + p.len(),
-                cells: vec![],
-            });
-            pos += p.len() + 2;
-        }
-        blocks
-    }
-
     #[test]
     fn every_method_respects_the_cap_and_offsets() {
         let text = "Alpha beta gamma delta. Epsilon zeta eta theta iota.\n\nKappa lambda mu nu xi omicron pi rho sigma tau upsilon phi chi psi omega. ".repeat(20);
         let text = text.trim_end();
-        let blocks = para_doc(text);
+        let blocks = paragraph_blocks(text);
         let doc = SegDoc {
             text,
             blocks: &blocks,
@@ -577,7 +582,7 @@ mod tests {
     fn overlap_repeats_the_tail_within_the_cap() {
         let text = "One two three four five six seven eight nine ten. ".repeat(30);
         let text = text.trim_end();
-        let blocks = para_doc(text);
+        let blocks = paragraph_blocks(text);
         let doc = SegDoc {
             text,
             blocks: &blocks,

@@ -581,12 +581,7 @@ mod text2num_vectors {
     /// reads the numbers a text contains, and such texts do contain some.
     #[test]
     fn text2num_vectors_pass_through_numbers_in() {
-        let path = concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/../../shared/data/fixtures/text2num/text2num_rs_test_vectors.json"
-        );
-        let raw = std::fs::read_to_string(path).expect("the text2num fixture in ../shared/data");
-        let v: serde_json::Value = serde_json::from_str(&raw).expect("json");
+        let v = crate::util::shared_fixture("text2num/text2num_rs_test_vectors.json");
         let (mut pass, mut total) = (0, 0);
         let mut fails = Vec::new();
         for (code, cases) in v["cases"].as_object().expect("cases") {

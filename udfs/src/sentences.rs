@@ -512,12 +512,7 @@ mod golden {
 
     /// The pySBD test cases (MIT), from ../shared/data.
     fn fixture() -> serde_json::Value {
-        let path = concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/../../shared/data/fixtures/sentence_segmentation/pysbd_test_cases.json"
-        );
-        let raw = std::fs::read_to_string(path).expect("the pySBD fixture in ../shared/data");
-        serde_json::from_str(&raw).expect("valid JSON")
+        crate::util::shared_fixture("sentence_segmentation/pysbd_test_cases.json")
     }
 
     /// Whether one case splits as expected; the mismatch when it does not.

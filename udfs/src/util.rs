@@ -43,3 +43,15 @@ pub fn two_strings(
     let b = string_array(&b, func, names[1])?.into_owned();
     Ok((a, b))
 }
+
+/// A JSON fixture from the project's shared public test material
+/// (`../shared/data/fixtures/` beside the project root), for tests.
+#[cfg(test)]
+pub(crate) fn shared_fixture(rel: &str) -> serde_json::Value {
+    let path = format!(
+        "{}/../../shared/data/fixtures/{rel}",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let raw = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("the fixture {path}: {e}"));
+    serde_json::from_str(&raw).unwrap_or_else(|e| panic!("{path}: {e}"))
+}
