@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use futures::stream::{self, BoxStream, StreamExt};
 
-use crate::ingest::{extractor_for, ingest_bytes, Document, IngestSpec, Status};
+use crate::ingest::{extractor_for, extractor_label, ingest_bytes, Document, IngestSpec, Status};
 use crate::source::{Entry, Source};
 use crate::store::Store;
 
@@ -47,13 +47,8 @@ async fn ingest_entry(
     }
     if let Err(msg) = extractor_for(&entry.ext) {
         // Decided by the name alone: nothing to read.
-        let label = match entry.ext.as_str() {
-            "pdf" | "doc" => Some(entry.ext.clone()),
-            _ => None,
-        };
-        let mut d = Document::empty(entry, Status::NoExtractor, None, Some(msg));
-        d.extractor = label;
-        return d;
+        let label = extractor_label(&entry.ext);
+        return Document::empty(entry, Status::NoExtractor, label, Some(msg));
     }
     if let Some(store) = store {
         if let Some(doc) = store.get_ingest(&entry, spec).await {

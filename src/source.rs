@@ -477,17 +477,23 @@ impl Source {
     }
 }
 
+/// One HTTP client for every download: it holds the connection pool.
+static HTTP: std::sync::LazyLock<std::result::Result<reqwest::Client, String>> =
+    std::sync::LazyLock::new(|| {
+        reqwest::Client::builder()
+            .timeout(std::time::Duration::from_secs(120))
+            .user_agent(concat!("quarry/", env!("CARGO_PKG_VERSION")))
+            .build()
+            .map_err(|e| format!("cannot start an HTTP client: {e}"))
+    });
+
 async fn fetch_http(url: &url::Url, max_bytes: u64, display: &str) -> Result<Bytes> {
     use futures::StreamExt;
     let err = |m: String| QuarryError::Read {
         path: display.to_string(),
         message: m,
     };
-    let client = reqwest::Client::builder()
-        .timeout(std::time::Duration::from_secs(120))
-        .user_agent(concat!("quarry/", env!("CARGO_PKG_VERSION")))
-        .build()
-        .map_err(|e| err(e.to_string()))?;
+    let client = HTTP.as_ref().map_err(|e| err(e.clone()))?;
     let resp = client
         .get(url.clone())
         .send()

@@ -305,7 +305,9 @@ pub fn extractor_for(ext: &str) -> Result<&'static str, String> {
     })
 }
 
-fn extractor_label(ext: &str) -> Option<&'static str> {
+/// The extractor name shown for an extension: the one that reads it, or the
+/// format's name for known formats without one yet (`pdf`, `doc`).
+pub fn extractor_label(ext: &str) -> Option<&'static str> {
     match ext {
         "pdf" => Some("pdf"),
         "doc" => Some("doc"),
