@@ -7,6 +7,7 @@ pub mod corpus;
 pub mod error;
 pub mod functions;
 pub mod ingest;
+pub mod model;
 pub mod output;
 pub mod repl;
 pub mod segment;

@@ -40,6 +40,15 @@ enum Command {
         /// Keep nothing in the store: parse every file again.
         #[arg(long)]
         no_store: bool,
+        /// A quarry.toml naming endpoints, models, headers and limits (default: $QUARRY_CONFIG or ./quarry.toml).
+        #[arg(long, env = "QUARRY_CONFIG")]
+        config: Option<PathBuf>,
+        /// Answer model calls from the calls recorded in this store (a folder or s3://...), sending nothing.
+        #[arg(long, value_name = "STORE")]
+        replay: Option<String>,
+        /// With --replay: a request with no recording is a failed call (NULL) instead of an error.
+        #[arg(long, requires = "replay")]
+        replay_partial: bool,
         /// Open the interactive shell even when standard input is not a terminal.
         #[arg(short = 'i', long)]
         interactive: bool,
@@ -54,10 +63,17 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             format,
             store,
             no_store,
+            config,
+            replay,
+            replay_partial,
             interactive,
         } => {
             let settings = Settings {
                 store: (!no_store).then_some(store),
+                config,
+                replay,
+                replay_partial,
+                client: None,
             };
             let ctx = quarry::session(&settings)?;
             let mut out = std::io::stdout().lock();

@@ -1,26 +1,51 @@
 //! Builds the DataFusion session: configuration, quarry's functions (pure
-//! ones from `quarry-udfs`, corpus table functions from `functions/`) and the
-//! store.
+//! ones from `quarry-udfs`, corpus table functions from `functions/`, the
+//! model functions), the store and the tables kept in it.
 
+use std::path::PathBuf;
 use std::sync::Arc;
 
+use datafusion::catalog::memory::PartitionData;
+use datafusion::datasource::file_format::parquet::ParquetFormat;
+use datafusion::datasource::listing::{
+    ListingOptions, ListingTable, ListingTableConfig, ListingTableUrl,
+};
+use datafusion::datasource::MemTable;
 use datafusion::execution::context::SessionContext;
+use datafusion::logical_expr::async_udf::AsyncScalarUDF;
 use datafusion::logical_expr::ScalarUDF;
 use datafusion::prelude::SessionConfig;
 
-use crate::error::Result;
+use crate::error::{QuarryError, Result};
+use crate::functions::llm::Llm;
+use crate::functions::model_tables::{CacheStatsFn, ModelsFn};
 use crate::functions::{
     blocks::Blocks, chunks::Chunks, documents::Documents, inventory::Inventory, segment::Segment,
     Env,
 };
+use crate::model::replay::ReplayClient;
+use crate::model::runtime::RuntimeOptions;
+use crate::model::trace::{self, Sink, CALLS_DIR};
+use crate::model::{Config, ModelClient, Runtime};
 use crate::store::Store;
 
 /// How a session is set up.
 #[derive(Debug, Clone, Default)]
 pub struct Settings {
     /// The store location (a folder or `s3://bucket/prefix/`); `None` keeps
-    /// nothing between runs.
+    /// nothing between runs (no ingest cache, no response cache, the trace
+    /// in memory).
     pub store: Option<String>,
+    /// A `quarry.toml`; `None` reads `$QUARRY_CONFIG` or `./quarry.toml`.
+    pub config: Option<PathBuf>,
+    /// Answer model calls from the `calls` recorded in this store instead
+    /// of sending them.
+    pub replay: Option<String>,
+    /// With `replay`: a request with no recording is a failed call (NULL)
+    /// instead of an error that stops the query.
+    pub replay_partial: bool,
+    /// A client for every endpoint (a mock, or a user's own transport).
+    pub client: Option<Arc<dyn ModelClient>>,
 }
 
 /// A session with every quarry function registered.
@@ -33,12 +58,74 @@ pub fn session(settings: &Settings) -> Result<SessionContext> {
         ctx.register_udf(f.as_ref().clone());
     }
     ctx.register_udf(ScalarUDF::from(Segment::default()));
+    let store = settings.store.as_deref().map(Store::open).transpose()?;
     let env = Env {
-        store: settings.store.as_deref().map(Store::open).transpose()?,
+        store: store.clone(),
     };
     ctx.register_udtf("documents", Arc::new(Documents { env: env.clone() }));
     ctx.register_udtf("inventory", Arc::new(Inventory { env: env.clone() }));
     ctx.register_udtf("blocks", Arc::new(Blocks { env: env.clone() }));
     ctx.register_udtf("chunks", Arc::new(Chunks { env }));
+
+    // The model layer.
+    let config = Config::load(settings.config.as_deref())?;
+    let client: Option<Arc<dyn ModelClient>> = match &settings.replay {
+        Some(loc) => Some(Arc::new(ReplayClient::new(Store::open(loc)?))),
+        None => settings.client.clone(),
+    };
+    let memory = PartitionData::default();
+    let runtime = Arc::new(Runtime::new(
+        config,
+        store.clone(),
+        Sink::Memory(memory.clone()),
+        RuntimeOptions {
+            client,
+            replay_strict: settings.replay.is_some() && !settings.replay_partial,
+            no_cache: false,
+        },
+    )?);
+    for json in [false, true] {
+        let f = AsyncScalarUDF::new(Arc::new(Llm::new(runtime.clone(), json)));
+        ctx.register_udf(f.into_scalar_udf());
+    }
+    ctx.register_udtf(
+        "cache_stats",
+        Arc::new(CacheStatsFn {
+            runtime: runtime.clone(),
+        }),
+    );
+    ctx.register_udtf("models", Arc::new(ModelsFn { runtime }));
+
+    // The store's tables, by name.
+    match &store {
+        None => {
+            let t = MemTable::try_new(trace::schema(), vec![vec![]])?;
+            let mut t = t;
+            t.batches = vec![memory];
+            ctx.register_table("calls", Arc::new(t))?;
+        }
+        Some(s) => register_store_table(&ctx, s, CALLS_DIR, trace::schema())?,
+    }
     Ok(ctx)
+}
+
+/// Registers the Parquet files under `dir` of the store as table `dir`.
+fn register_store_table(
+    ctx: &SessionContext,
+    store: &Store,
+    dir: &str,
+    schema: datafusion::arrow::datatypes::SchemaRef,
+) -> Result<()> {
+    let (url, object_store) = store.table_url(dir)?;
+    if let Some((root, os)) = object_store {
+        ctx.register_object_store(&root, os);
+    }
+    let url = ListingTableUrl::parse(&url).map_err(QuarryError::DataFusion)?;
+    let opts =
+        ListingOptions::new(Arc::new(ParquetFormat::default())).with_file_extension(".parquet");
+    let cfg = ListingTableConfig::new(url)
+        .with_listing_options(opts)
+        .with_schema(schema);
+    ctx.register_table(dir, Arc::new(ListingTable::try_new(cfg)?))?;
+    Ok(())
 }

@@ -5,6 +5,8 @@ pub mod blocks;
 pub mod chunks;
 pub mod documents;
 pub mod inventory;
+pub mod llm;
+pub mod model_tables;
 pub mod segment;
 
 use std::collections::BTreeMap;

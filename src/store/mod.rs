@@ -23,6 +23,9 @@ use crate::ingest::{Block, BlockKind, Document, IngestSpec, Status};
 use crate::source::{s3_store, Entry};
 use crate::tables;
 
+/// An object store to register under a URL (for S3 stores).
+pub type StoreMount = (url::Url, Arc<dyn ObjectStore>);
+
 /// Where a run's tables and caches live.
 #[derive(Debug, Clone)]
 pub struct Store {
@@ -30,6 +33,8 @@ pub struct Store {
     prefix: ObjPath,
     /// The location as the user gave it.
     pub location: String,
+    /// The folder, for a local store.
+    local_dir: Option<std::path::PathBuf>,
 }
 
 /// The document-level fields kept beside a cached document's blocks.
@@ -58,6 +63,7 @@ impl Store {
                 store,
                 prefix: ObjPath::from(key.trim_end_matches('/')),
                 location: location.to_string(),
+                local_dir: None,
             });
         }
         let dir = location.strip_prefix("file://").unwrap_or(location);
@@ -68,7 +74,100 @@ impl Store {
             store: Arc::new(fs),
             prefix: ObjPath::default(),
             location: location.to_string(),
+            local_dir: std::fs::canonicalize(dir).ok(),
         })
+    }
+
+    /// The URL of folder `rel` for a listing table, and the object store to
+    /// register for it (S3 stores; local folders use the default one).
+    pub fn table_url(&self, rel: &str) -> Result<(String, Option<StoreMount>)> {
+        if let Some(dir) = &self.local_dir {
+            let d = dir.join(rel);
+            std::fs::create_dir_all(&d).map_err(|e| QuarryError::Store {
+                location: self.location.clone(),
+                message: format!("cannot create {}: {e}", d.display()),
+            })?;
+            let u = url::Url::from_directory_path(&d).map_err(|_| QuarryError::Store {
+                location: self.location.clone(),
+                message: format!("{} is not an absolute path", d.display()),
+            })?;
+            return Ok((u.to_string(), None));
+        }
+        let rest = self
+            .location
+            .strip_prefix("s3://")
+            .unwrap_or(&self.location);
+        let bucket = rest.split('/').next().unwrap_or_default();
+        let root = url::Url::parse(&format!("s3://{bucket}")).map_err(|e| QuarryError::Store {
+            location: self.location.clone(),
+            message: e.to_string(),
+        })?;
+        Ok((
+            format!("s3://{bucket}/{}/", self.path(rel)),
+            Some((root, self.store.clone())),
+        ))
+    }
+
+    /// The object store and the prefix every store path is under.
+    pub fn object_store(&self) -> (Arc<dyn ObjectStore>, ObjPath) {
+        (self.store.clone(), self.prefix.clone())
+    }
+
+    /// Writes `bytes` at `rel` (atomically: object stores publish whole
+    /// objects, the local store writes then renames).
+    pub async fn put(&self, rel: &str, bytes: Vec<u8>) -> Result<()> {
+        self.store
+            .put(&self.path(rel), PutPayload::from(bytes))
+            .await
+            .map(|_| ())
+            .map_err(|e| self.error(e))
+    }
+
+    /// Reads `rel`, `None` when it does not exist.
+    pub async fn get(&self, rel: &str) -> Result<Option<Bytes>> {
+        match self.store.get(&self.path(rel)).await {
+            Ok(g) => g.bytes().await.map(Some).map_err(|e| self.error(e)),
+            Err(object_store::Error::NotFound { .. }) => Ok(None),
+            Err(e) => Err(self.error(e)),
+        }
+    }
+
+    /// Every object under `rel/`: paths relative to the store and sizes, sorted.
+    pub async fn list(&self, rel: &str) -> Result<Vec<(String, u64)>> {
+        use futures::TryStreamExt;
+        let base = self.path(rel);
+        let metas: Vec<object_store::ObjectMeta> = self
+            .store
+            .list(Some(&base))
+            .try_collect()
+            .await
+            .map_err(|e| self.error(e))?;
+        let skip = if self.prefix.as_ref().is_empty() {
+            0
+        } else {
+            self.prefix.as_ref().len() + 1
+        };
+        let mut out: Vec<(String, u64)> = metas
+            .into_iter()
+            .map(|m| (m.location.as_ref()[skip..].to_string(), m.size))
+            .collect();
+        out.sort();
+        Ok(out)
+    }
+
+    /// Deletes `rel` (missing is fine).
+    pub async fn delete(&self, rel: &str) -> Result<()> {
+        match self.store.delete(&self.path(rel)).await {
+            Ok(()) | Err(object_store::Error::NotFound { .. }) => Ok(()),
+            Err(e) => Err(self.error(e)),
+        }
+    }
+
+    fn error(&self, e: object_store::Error) -> QuarryError {
+        QuarryError::Store {
+            location: self.location.clone(),
+            message: e.to_string(),
+        }
     }
 
     fn path(&self, rel: &str) -> ObjPath {
@@ -123,6 +222,29 @@ impl Store {
     }
 }
 
+/// One batch as a ZSTD-compressed Parquet file, with optional key-value metadata.
+pub fn parquet_bytes(batch: &RecordBatch, meta: Option<(&str, String)>) -> Result<Vec<u8>> {
+    let props = WriterProperties::builder()
+        .set_compression(Compression::ZSTD(ZstdLevel::default()))
+        .set_key_value_metadata(meta.map(|(k, v)| vec![KeyValue::new(k.into(), v)]))
+        .build();
+    let mut buf = Vec::new();
+    let mut w = ArrowWriter::try_new(&mut buf, batch.schema(), Some(props))
+        .map_err(|e| QuarryError::DataFusion(e.into()))?;
+    w.write(batch)
+        .map_err(|e| QuarryError::DataFusion(e.into()))?;
+    w.close().map_err(|e| QuarryError::DataFusion(e.into()))?;
+    Ok(buf)
+}
+
+/// Reads every batch of a Parquet file.
+pub fn read_parquet(bytes: Bytes) -> Result<Vec<RecordBatch>> {
+    let reader = ParquetRecordBatchReaderBuilder::try_new(bytes)
+        .and_then(|b| b.build())
+        .map_err(|e| QuarryError::DataFusion(e.into()))?;
+    Ok(reader.collect::<Result<_, _>>()?)
+}
+
 fn encode_document(doc: &Document) -> Result<Vec<u8>> {
     let meta = CachedDoc {
         extractor: doc.extractor.clone(),
@@ -135,17 +257,7 @@ fn encode_document(doc: &Document) -> Result<Vec<u8>> {
     };
     let json = serde_json::to_string(&meta).map_err(|e| QuarryError::Invalid(e.to_string()))?;
     let batch = tables::blocks_batch(doc)?;
-    let props = WriterProperties::builder()
-        .set_compression(Compression::ZSTD(ZstdLevel::default()))
-        .set_key_value_metadata(Some(vec![KeyValue::new("quarry.document".into(), json)]))
-        .build();
-    let mut buf = Vec::new();
-    let mut w = ArrowWriter::try_new(&mut buf, batch.schema(), Some(props))
-        .map_err(|e| QuarryError::DataFusion(e.into()))?;
-    w.write(&batch)
-        .map_err(|e| QuarryError::DataFusion(e.into()))?;
-    w.close().map_err(|e| QuarryError::DataFusion(e.into()))?;
-    Ok(buf)
+    parquet_bytes(&batch, Some(("quarry.document", json)))
 }
 
 fn decode_document(entry: Entry, bytes: Bytes) -> Result<Document> {

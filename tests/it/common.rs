@@ -20,6 +20,7 @@ pub fn corpus() -> PathBuf {
 pub fn ctx(store: Option<&Path>) -> SessionContext {
     quarry::session(&quarry::Settings {
         store: store.map(|p| p.display().to_string()),
+        ..Default::default()
     })
     .expect("session")
 }

@@ -184,6 +184,7 @@ async fn the_store_can_live_on_s3() {
     .unwrap();
     let settings = quarry::Settings {
         store: Some("s3://runs/store/".into()),
+        ..Default::default()
     };
     let q = "SELECT file_name, cached FROM documents('s3://docs/a/')";
     let first = table(&quarry::session(&settings).unwrap(), q).await;

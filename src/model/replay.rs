@@ -1,0 +1,128 @@
+//! The replay client: answers from a recorded `calls` table, with no key
+//! and no spend. A request it has no recording for is a `replay_miss`, never
+//! an invented answer.
+
+use std::collections::HashMap;
+
+use datafusion::arrow::array::{Array, AsArray};
+use datafusion::arrow::datatypes::Int64Type;
+use sha2::{Digest, Sha256};
+
+use super::trace::CALLS_DIR;
+use super::{ModelClient, ModelError, Reply, Request};
+use crate::error::{QuarryError, Result};
+use crate::store::{read_parquet, Store};
+
+/// Answers from a recording, loaded on the first request.
+#[derive(Debug)]
+pub struct ReplayClient {
+    store: Store,
+    replies: tokio::sync::OnceCell<std::result::Result<HashMap<String, Reply>, String>>,
+}
+
+impl ReplayClient {
+    /// A replay of the `calls` recorded in `store` (read on first use).
+    pub fn new(store: Store) -> Self {
+        Self {
+            store,
+            replies: tokio::sync::OnceCell::new(),
+        }
+    }
+
+    /// Reads the recording now; errors say what is wrong with it.
+    pub async fn load(&self) -> Result<usize> {
+        match self
+            .replies
+            .get_or_init(|| async { Self::read(&self.store).await.map_err(|e| e.to_string()) })
+            .await
+        {
+            Ok(m) => Ok(m.len()),
+            Err(e) => Err(QuarryError::Invalid(e.clone())),
+        }
+    }
+
+    /// Every successful reply recorded in the `calls` folder of `store`, by
+    /// the content hash of its request.
+    async fn read(store: &Store) -> Result<HashMap<String, Reply>> {
+        let mut replies = HashMap::new();
+        let files = store.list(CALLS_DIR).await?;
+        if files.is_empty() {
+            return Err(QuarryError::Invalid(format!(
+                "replay: the store '{}' has no recorded calls (looked under {CALLS_DIR}/)",
+                store.location
+            )));
+        }
+        for (path, _) in files.iter().filter(|(p, _)| p.ends_with(".parquet")) {
+            let Some(bytes) = store.get(path).await? else {
+                continue;
+            };
+            for b in read_parquet(bytes)? {
+                let col = |n: &str| {
+                    b.column_by_name(n).cloned().ok_or_else(|| {
+                        QuarryError::Invalid(format!("replay: {path} has no column {n}"))
+                    })
+                };
+                let cast = |n: &str| -> Result<std::sync::Arc<dyn Array>> {
+                    Ok(datafusion::arrow::compute::cast(
+                        &col(n)?,
+                        &datafusion::arrow::datatypes::DataType::Utf8,
+                    )?)
+                };
+                let (req, reply, fin) = (cast("request")?, cast("reply")?, cast("finish_reason")?);
+                let (req, reply, fin) = (
+                    req.as_string::<i32>(),
+                    reply.as_string::<i32>(),
+                    fin.as_string::<i32>(),
+                );
+                let ok = col("ok")?;
+                let ok = ok.as_boolean();
+                let (ti, to) = (col("tokens_in")?, col("tokens_out")?);
+                let (ti, to) = (
+                    ti.as_primitive::<Int64Type>(),
+                    to.as_primitive::<Int64Type>(),
+                );
+                for i in 0..b.num_rows() {
+                    if !ok.value(i) || reply.is_null(i) {
+                        continue;
+                    }
+                    let hash = hex::encode(Sha256::digest(req.value(i).as_bytes()));
+                    replies.insert(
+                        hash,
+                        Reply {
+                            text: reply.value(i).to_string(),
+                            tokens_in: (!ti.is_null(i)).then(|| ti.value(i) as u64),
+                            tokens_out: (!to.is_null(i)).then(|| to.value(i) as u64),
+                            finish_reason: (!fin.is_null(i)).then(|| fin.value(i).to_string()),
+                        },
+                    );
+                }
+            }
+        }
+        Ok(replies)
+    }
+}
+
+#[async_trait::async_trait]
+impl ModelClient for ReplayClient {
+    fn endpoint(&self) -> String {
+        format!("replay://{}", self.store.location)
+    }
+
+    fn is_live(&self) -> bool {
+        false
+    }
+
+    async fn complete(&self, req: &Request) -> Result<Reply, ModelError> {
+        self.load()
+            .await
+            .map_err(|e| ModelError::Transport(format!("replay: {e}")))?;
+        let hash = req.content_hash();
+        let Some(Ok(replies)) = self.replies.get() else {
+            unreachable!("loaded above")
+        };
+        replies.get(&hash).cloned().ok_or(ModelError::ReplayMiss {
+            model: req.model.clone(),
+            hash,
+        })
+    }
+}

@@ -1,0 +1,578 @@
+//! The runtime every model-driven stage calls: rails, cache, retries with
+//! backoff, pricing and the trace, around whichever client an endpoint uses.
+
+use std::collections::{BTreeMap, HashSet};
+use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use super::cache::Cache;
+use super::http::OpenAiClient;
+use super::mock::MockClient;
+use super::rails::Rails;
+use super::trace::{CallRow, Sink, Trace};
+use super::{Config, EndpointConfig, ModelClient, ModelError, Reply, Request};
+use crate::error::{QuarryError, Result};
+use crate::store::Store;
+
+/// Who is asking, for the trace and the per-document rails.
+#[derive(Debug, Clone, Default)]
+pub struct CallContext {
+    /// The document the request is about.
+    pub document_id: Option<String>,
+    /// The stage (`llm`, `llm_json`, `screen`, ...).
+    pub stage: String,
+    /// A free label.
+    pub label: Option<String>,
+    /// The endpoint name (default when `None`).
+    pub endpoint: Option<String>,
+}
+
+/// What a call came to.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Outcome {
+    /// The reply text (also kept for a reply that failed a check).
+    pub text: Option<String>,
+    /// The error of the last attempt, if the call failed.
+    pub error: Option<ModelError>,
+    /// Answered from the cache.
+    pub cached: bool,
+    /// Input tokens of the successful attempt.
+    pub tokens_in: Option<u64>,
+    /// Output tokens of the successful attempt.
+    pub tokens_out: Option<u64>,
+    /// Price of all attempts; `None` when the price is unknown.
+    pub usd: Option<f64>,
+    /// Attempts sent.
+    pub attempts: u32,
+}
+
+impl Outcome {
+    /// Whether the call gave a usable reply.
+    pub fn ok(&self) -> bool {
+        self.error.is_none()
+    }
+}
+
+/// One endpoint: its client and its retry policy.
+#[derive(Debug)]
+struct Endpoint {
+    client: Arc<dyn ModelClient>,
+    cfg: EndpointConfig,
+}
+
+/// The model layer of a session.
+#[derive(Debug)]
+pub struct Runtime {
+    config: Config,
+    endpoints: BTreeMap<String, Endpoint>,
+    cache: Option<Cache>,
+    trace: Trace,
+    rails: Rails,
+    call_ids: AtomicI64,
+    secrets: Vec<String>,
+    replay_strict: bool,
+    warned: Mutex<HashSet<String>>,
+}
+
+/// How the runtime is built.
+#[derive(Debug, Default)]
+pub struct RuntimeOptions {
+    /// A client to use for every endpoint instead of HTTP (mock, replay, or a
+    /// user's own transport).
+    pub client: Option<Arc<dyn ModelClient>>,
+    /// Whether a replay miss stops the query (true) or is a failed call.
+    pub replay_strict: bool,
+    /// Use no response cache even with a store.
+    pub no_cache: bool,
+}
+
+fn new_run_id() -> String {
+    let now = chrono::Utc::now();
+    let salt = hex::encode(<sha2::Sha256 as sha2::Digest>::digest(
+        format!("{:?}{}", now, std::process::id()).as_bytes(),
+    ));
+    format!("run_{}_{}", now.format("%Y%m%dT%H%M%S%.3f"), &salt[..6])
+}
+
+impl Runtime {
+    /// Builds the runtime: one client per configured endpoint, the cache and
+    /// the trace in `store` (memory when there is none).
+    pub fn new(
+        config: Config,
+        store: Option<Store>,
+        memory: Sink,
+        opts: RuntimeOptions,
+    ) -> Result<Self> {
+        let mut endpoints = BTreeMap::new();
+        let mut secrets = Vec::new();
+        for (name, cfg) in &config.endpoints {
+            let client: Arc<dyn ModelClient> = match &opts.client {
+                Some(c) => c.clone(),
+                None if cfg.base_url.starts_with("mock:") => Arc::new(MockClient::new()),
+                None => Arc::new(OpenAiClient::new(cfg.clone())?),
+            };
+            secrets.extend(cfg.secrets().into_iter().filter(|s| s.len() >= 4));
+            endpoints.insert(
+                name.clone(),
+                Endpoint {
+                    client,
+                    cfg: cfg.clone(),
+                },
+            );
+        }
+        let sink = match &store {
+            Some(s) => Sink::Store(s.clone()),
+            None => memory,
+        };
+        Ok(Self {
+            rails: Rails::new(config.limits),
+            cache: store.filter(|_| !opts.no_cache).map(Cache::new),
+            trace: Trace::new(new_run_id(), sink),
+            endpoints,
+            config,
+            call_ids: AtomicI64::new(0),
+            secrets,
+            replay_strict: opts.replay_strict,
+            warned: Mutex::new(HashSet::new()),
+        })
+    }
+
+    /// The configuration in force.
+    pub fn config(&self) -> &Config {
+        &self.config
+    }
+
+    /// The trace.
+    pub fn trace(&self) -> &Trace {
+        &self.trace
+    }
+
+    /// The rails.
+    pub fn rails(&self) -> &Rails {
+        &self.rails
+    }
+
+    /// The cache, when there is one.
+    pub fn cache(&self) -> Option<&Cache> {
+        self.cache.as_ref()
+    }
+
+    /// Whether a replay miss must stop the query.
+    pub fn replay_strict(&self) -> bool {
+        self.replay_strict
+    }
+
+    fn endpoint(&self, name: Option<&str>) -> Result<&Endpoint> {
+        let name = name.map_or_else(|| self.config.default_endpoint_name(), str::to_string);
+        self.endpoints.get(&name).ok_or_else(|| {
+            QuarryError::Invalid(format!(
+                "no endpoint '{name}'; configured: {}",
+                self.endpoints
+                    .keys()
+                    .cloned()
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ))
+        })
+    }
+
+    /// Checks, before anything is read, that `endpoint` can authenticate.
+    pub fn check_credentials(&self, endpoint: Option<&str>) -> Result<()> {
+        let e = self.endpoint(endpoint)?;
+        if !e.client.is_live() {
+            return Ok(());
+        }
+        e.cfg.check_credentials()
+    }
+
+    /// The API shape an endpoint is configured for.
+    pub fn api_of(&self, endpoint: Option<&str>) -> Result<super::Api> {
+        Ok(self.endpoint(endpoint)?.cfg.api)
+    }
+
+    /// The output cap in force: asked, else configured, else 1,024, never
+    /// above the model's own cap.
+    pub fn resolve_max_output(&self, model: &str, asked: Option<u32>) -> u32 {
+        let cap = self.config.registry.info(model).max_output;
+        asked
+            .or(self.config.model.max_output)
+            .unwrap_or(1024)
+            .min(cap)
+            .max(1)
+    }
+
+    /// The worst-case price of a request: every input token and a reply at
+    /// its output cap; `None` when the model has no registered price.
+    pub fn worst_usd(&self, req: &Request) -> Option<f64> {
+        self.config
+            .registry
+            .info(&req.model)
+            .usd(req.estimated_tokens_in(), req.max_output as u64)
+    }
+
+    fn warn_once(&self, key: &str, msg: impl FnOnce() -> String) {
+        if self
+            .warned
+            .lock()
+            .expect("warn lock")
+            .insert(key.to_string())
+        {
+            eprintln!("warning: {}", msg());
+        }
+    }
+
+    fn price(&self, model: &str, reply: &Reply) -> Option<f64> {
+        let info = self.config.registry.get(model);
+        if info.is_none_or(|i| i.usd_per_1m_in.is_none()) {
+            self.warn_once(&format!("price:{model}"), || {
+                format!(
+                    "model '{model}' has no registered price: its cost is unknown (NULL in calls.usd), \
+                     not zero; register it under [models.\"{model}\"] in quarry.toml"
+                )
+            });
+        }
+        info?.usd(reply.tokens_in.unwrap_or(0), reply.tokens_out.unwrap_or(0))
+    }
+
+    fn redact(&self, s: String) -> String {
+        self.secrets.iter().fold(s, |acc, k| {
+            if acc.contains(k.as_str()) {
+                acc.replace(k.as_str(), "[redacted]")
+            } else {
+                acc
+            }
+        })
+    }
+
+    fn row(
+        &self,
+        call_id: i64,
+        attempt: i32,
+        key: &str,
+        req: &Request,
+        ctx: &CallContext,
+        endpoint: String,
+    ) -> CallRow {
+        CallRow {
+            run_id: self.trace.run_id().to_string(),
+            call_id,
+            attempt,
+            request_hash: key.to_string(),
+            document_id: ctx.document_id.clone(),
+            stage: ctx.stage.clone(),
+            label: ctx.label.clone(),
+            model: req.model.clone(),
+            endpoint,
+            request: req.to_json(),
+            reply: None,
+            finish_reason: None,
+            ok: false,
+            error: None,
+            cached: false,
+            tokens_in: None,
+            tokens_out: None,
+            usd: None,
+            seconds: 0.0,
+            started_at: chrono::Utc::now().timestamp_millis(),
+        }
+    }
+
+    async fn record(&self, row: CallRow) {
+        let mut row = row;
+        row.error = row.error.map(|e| self.redact(e));
+        row.reply = row.reply.map(|r| self.redact(r));
+        self.trace.record(row);
+        if self.trace.pending() >= 256 {
+            if let Err(e) = self.trace.flush().await {
+                self.warn_once("trace-flush", || {
+                    format!("the trace could not be written yet: {e}")
+                });
+            }
+        }
+    }
+
+    /// Sends one request through rails, cache, retries and the trace. Never
+    /// fails: what went wrong is in the outcome (and the trace).
+    pub async fn call(&self, req: Request, ctx: &CallContext) -> Outcome {
+        let call_id = self.call_ids.fetch_add(1, Ordering::SeqCst) + 1;
+        let mut out = Outcome {
+            text: None,
+            error: None,
+            cached: false,
+            tokens_in: None,
+            tokens_out: None,
+            usd: None,
+            attempts: 0,
+        };
+        let ep = match self.endpoint(ctx.endpoint.as_deref()) {
+            Ok(e) => e,
+            Err(e) => {
+                out.error = Some(ModelError::Transport(e.to_string()));
+                return out;
+            }
+        };
+        let endpoint = ep.client.endpoint();
+        let key = req.cache_key(&endpoint);
+        if let Some(cache) = &self.cache {
+            if let Some(reply) = cache.get(&key).await {
+                let mut row = self.row(call_id, 1, &key, &req, ctx, endpoint);
+                row.ok = true;
+                row.cached = true;
+                row.usd = Some(0.0);
+                row.reply = Some(reply.text.clone());
+                row.finish_reason = reply.finish_reason.clone();
+                row.tokens_in = reply.tokens_in.map(|t| t as i64);
+                row.tokens_out = reply.tokens_out.map(|t| t as i64);
+                self.record(row).await;
+                out.text = Some(reply.text);
+                out.cached = true;
+                out.tokens_in = reply.tokens_in;
+                out.tokens_out = reply.tokens_out;
+                out.usd = Some(0.0);
+                return out;
+            }
+        }
+        let worst = self.worst_usd(&req);
+        let reservation = match self.rails.reserve(ctx.document_id.as_deref(), worst) {
+            Ok(r) => r,
+            Err(e) => {
+                let mut row = self.row(call_id, 0, &key, &req, ctx, endpoint);
+                row.error = Some(e.to_string());
+                self.record(row).await;
+                out.error = Some(e);
+                return out;
+            }
+        };
+        let max_attempts = ep.cfg.max_attempts.max(1);
+        let mut spent: Option<f64> = Some(0.0);
+        loop {
+            out.attempts += 1;
+            let mut row = self.row(
+                call_id,
+                out.attempts as i32,
+                &key,
+                &req,
+                ctx,
+                endpoint.clone(),
+            );
+            let t0 = Instant::now();
+            let mut res = ep.client.complete(&req).await;
+            row.seconds = t0.elapsed().as_secs_f64();
+            if let Ok(reply) = &res {
+                row.reply = Some(reply.text.clone());
+                row.finish_reason = reply.finish_reason.clone();
+                row.tokens_in = reply.tokens_in.map(|t| t as i64);
+                row.tokens_out = reply.tokens_out.map(|t| t as i64);
+                row.usd = self.price(&req.model, reply);
+                spent = match (spent, row.usd) {
+                    (Some(a), Some(b)) => Some(a + b),
+                    _ => None,
+                };
+                out.tokens_in = reply.tokens_in;
+                out.tokens_out = reply.tokens_out;
+                out.text = Some(reply.text.clone());
+                if let Some(problem) = check_reply(&req, reply) {
+                    res = Err(ModelError::Malformed(problem));
+                }
+            }
+            match res {
+                Ok(reply) => {
+                    row.ok = true;
+                    self.record(row).await;
+                    if let Some(cache) = &self.cache {
+                        if let Err(e) = cache.put(&key, &req.model, &reply).await {
+                            self.warn_once("cache-put", || {
+                                format!("the response cache could not be written: {e}")
+                            });
+                        }
+                    }
+                    break;
+                }
+                Err(e) => {
+                    row.error = Some(e.to_string());
+                    self.record(row).await;
+                    if e.retryable() && out.attempts < max_attempts {
+                        tokio::time::sleep(backoff(
+                            &ep.cfg,
+                            out.attempts,
+                            e.retry_after(),
+                            call_id,
+                        ))
+                        .await;
+                        continue;
+                    }
+                    out.error = Some(e);
+                    break;
+                }
+            }
+        }
+        out.usd = spent;
+        self.rails.settle(reservation, true, spent);
+        out
+    }
+
+    /// Writes the trace rows not yet written.
+    pub async fn flush(&self) -> Result<()> {
+        self.trace.flush().await
+    }
+}
+
+/// Checks what a structured request needs: JSON that parses and has the
+/// schema's required keys. Nothing is repaired.
+fn check_reply(req: &Request, reply: &Reply) -> Option<String> {
+    let schema = req.schema.as_ref()?;
+    let cut = if reply.finish_reason.as_deref() == Some("length") {
+        format!(
+            " (generation stopped at the output cap, max_output = {})",
+            req.max_output
+        )
+    } else {
+        String::new()
+    };
+    let v: serde_json::Value = match serde_json::from_str(&reply.text) {
+        Ok(v) => v,
+        Err(e) => {
+            return Some(format!(
+                "the reply is not valid JSON at line {} column {}: {e}{cut}",
+                e.line(),
+                e.column()
+            ))
+        }
+    };
+    if schema["type"] == "object" && !v.is_object() {
+        return Some(format!(
+            "the schema asks for an object and the reply is {}",
+            kind(&v)
+        ));
+    }
+    let missing: Vec<&str> = schema["required"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|k| k.as_str())
+        .filter(|k| v.get(k).is_none())
+        .collect();
+    (!missing.is_empty()).then(|| {
+        format!(
+            "the reply lacks required key(s): {}{cut}",
+            missing.join(", ")
+        )
+    })
+}
+
+fn kind(v: &serde_json::Value) -> &'static str {
+    match v {
+        serde_json::Value::Null => "null",
+        serde_json::Value::Bool(_) => "a boolean",
+        serde_json::Value::Number(_) => "a number",
+        serde_json::Value::String(_) => "a string",
+        serde_json::Value::Array(_) => "an array",
+        serde_json::Value::Object(_) => "an object",
+    }
+}
+
+/// The wait before attempt `n + 1`: what the server asked for, else
+/// exponential backoff with jitter (between half and all of the step).
+fn backoff(cfg: &EndpointConfig, n: u32, asked: Option<Duration>, salt: i64) -> Duration {
+    if let Some(d) = asked {
+        return d;
+    }
+    let step = cfg
+        .backoff_initial_ms
+        .saturating_mul(1u64 << (n - 1).min(20))
+        .min(cfg.backoff_max_ms) as f64;
+    // A cheap deterministic-enough jitter: no need for a random crate.
+    let mut x =
+        (salt as u64 ^ (n as u64) << 32 ^ chrono::Utc::now().timestamp_subsec_nanos() as u64)
+            .wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    x ^= x >> 29;
+    let frac = 0.5 + (x % 1000) as f64 / 2000.0;
+    Duration::from_millis((step * frac) as u64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{Api, Message};
+
+    fn req(schema: Option<serde_json::Value>) -> Request {
+        Request {
+            api: Api::Chat,
+            model: "gpt-4o-mini".into(),
+            messages: vec![Message::user("hi")],
+            max_output: 50,
+            temperature: Some(0.0),
+            schema,
+        }
+    }
+
+    #[test]
+    fn structured_replies_are_checked_not_repaired() {
+        let s = serde_json::json!({"type":"object","required":["a","b"]});
+        let r = |t: &str, f: &str| Reply {
+            text: t.into(),
+            tokens_in: None,
+            tokens_out: None,
+            finish_reason: Some(f.into()),
+        };
+        assert_eq!(
+            check_reply(&req(Some(s.clone())), &r(r#"{"a":1,"b":2}"#, "stop")),
+            None
+        );
+        let p = check_reply(&req(Some(s.clone())), &r(r#"{"a":1,"#, "length")).unwrap();
+        assert!(
+            p.contains("not valid JSON") && p.contains("max_output = 50"),
+            "{p}"
+        );
+        let p = check_reply(&req(Some(s)), &r(r#"{"a":1}"#, "stop")).unwrap();
+        assert!(p.contains("required key(s): b"), "{p}");
+        assert_eq!(check_reply(&req(None), &r("{", "stop")), None);
+    }
+
+    #[test]
+    fn backoff_doubles_within_jitter_and_honours_retry_after() {
+        let cfg = EndpointConfig::default();
+        for n in 1..5 {
+            let d = backoff(&cfg, n, None, 7).as_millis() as u64;
+            let step = 500 * (1 << (n - 1));
+            assert!(d >= step / 2 && d <= step, "attempt {n}: {d}");
+        }
+        assert_eq!(
+            backoff(&cfg, 1, Some(Duration::from_secs(3)), 1),
+            Duration::from_secs(3)
+        );
+    }
+
+    #[tokio::test]
+    async fn cache_hits_cost_nothing_and_failures_are_not_cached() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path().to_str().unwrap()).unwrap();
+        let rt = Runtime::new(
+            Config::parse("").unwrap(),
+            Some(store),
+            Sink::Memory(Default::default()),
+            RuntimeOptions {
+                client: Some(Arc::new(MockClient::new().rule("hi", "hello"))),
+                ..Default::default()
+            },
+        )
+        .unwrap();
+        let ctx = CallContext {
+            stage: "test".into(),
+            ..Default::default()
+        };
+        let a = rt.call(req(None), &ctx).await;
+        assert_eq!((a.text.as_deref(), a.cached), (Some("hello"), false));
+        let b = rt.call(req(None), &ctx).await;
+        assert_eq!(
+            (b.text.as_deref(), b.cached, b.usd),
+            (Some("hello"), true, Some(0.0))
+        );
+        // A reply that fails its check is not cached.
+        let s = serde_json::json!({"type":"object","required":["x"]});
+        assert!(!rt.call(req(Some(s.clone())), &ctx).await.ok());
+        assert!(!rt.call(req(Some(s)), &ctx).await.cached);
+        assert_eq!(rt.cache().unwrap().stats().writes, 1);
+    }
+}
