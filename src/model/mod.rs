@@ -193,6 +193,9 @@ pub enum ModelError {
         /// The request's content hash.
         hash: String,
     },
+    /// A replayed failure: the recording holds this error for the request.
+    #[error("recorded_failure: {0}")]
+    Recorded(String),
     /// A per-document or per-run call ceiling refused the request.
     #[error("call_cap_reached: {0}")]
     CallCap(String),
@@ -231,6 +234,7 @@ impl ModelError {
             Self::Transport(_) => "transport_error",
             Self::Malformed(_) => "malformed_reply",
             Self::ReplayMiss { .. } => "replay_miss",
+            Self::Recorded(_) => "recorded_failure",
             Self::CallCap(_) => "call_cap_reached",
             Self::CostCap(_) => "cost_cap_reached",
         }

@@ -1,6 +1,7 @@
 //! The replay client: answers from a recorded `calls` table, with no key
 //! and no spend. A request it has no recording for is a `replay_miss`, never
-//! an invented answer.
+//! an invented answer. A request that failed in the recording fails the
+//! same way in the replay (a reply that failed a check is checked again).
 
 use std::collections::HashMap;
 
@@ -17,7 +18,9 @@ use crate::store::{read_parquet, Store};
 #[derive(Debug)]
 pub struct ReplayClient {
     store: Store,
-    replies: tokio::sync::OnceCell<std::result::Result<HashMap<String, Reply>, String>>,
+    replies: tokio::sync::OnceCell<
+        std::result::Result<HashMap<String, std::result::Result<Reply, String>>, String>,
+    >,
 }
 
 impl ReplayClient {
@@ -43,7 +46,7 @@ impl ReplayClient {
 
     /// Every successful reply recorded in the `calls` folder of `store`, by
     /// the content hash of its request.
-    async fn read(store: &Store) -> Result<HashMap<String, Reply>> {
+    async fn read(store: &Store) -> Result<HashMap<String, std::result::Result<Reply, String>>> {
         let mut replies = HashMap::new();
         let files = store.list(CALLS_DIR).await?;
         if files.is_empty() {
@@ -76,24 +79,39 @@ impl ReplayClient {
                 );
                 let ok = col("ok")?;
                 let ok = ok.as_boolean();
+                let err = cast("error")?;
+                let err = err.as_string::<i32>();
+                let attempt = col("attempt")?;
+                let attempt = attempt.as_primitive::<datafusion::arrow::datatypes::Int32Type>();
                 let (ti, to) = (col("tokens_in")?, col("tokens_out")?);
                 let (ti, to) = (
                     ti.as_primitive::<Int64Type>(),
                     to.as_primitive::<Int64Type>(),
                 );
                 for i in 0..b.num_rows() {
-                    if !ok.value(i) || reply.is_null(i) {
-                        continue;
+                    if attempt.value(i) == 0 {
+                        continue; // refused by a rail: nothing was sent
                     }
                     let hash = hex::encode(Sha256::digest(req.value(i).as_bytes()));
+                    if reply.is_null(i) {
+                        // A failure with no reply: replayed as that failure,
+                        // unless the request also succeeded.
+                        let e = err.is_null(i).then_some("").unwrap_or_else(|| err.value(i));
+                        replies.entry(hash).or_insert_with(|| Err(e.to_string()));
+                        continue;
+                    }
+                    let better = ok.value(i) || !matches!(replies.get(&hash), Some(Ok(_)));
+                    if !better {
+                        continue;
+                    }
                     replies.insert(
                         hash,
-                        Reply {
+                        Ok(Reply {
                             text: reply.value(i).to_string(),
                             tokens_in: (!ti.is_null(i)).then(|| ti.value(i) as u64),
                             tokens_out: (!to.is_null(i)).then(|| to.value(i) as u64),
                             finish_reason: (!fin.is_null(i)).then(|| fin.value(i).to_string()),
-                        },
+                        }),
                     );
                 }
             }
@@ -120,9 +138,13 @@ impl ModelClient for ReplayClient {
         let Some(Ok(replies)) = self.replies.get() else {
             unreachable!("loaded above")
         };
-        replies.get(&hash).cloned().ok_or(ModelError::ReplayMiss {
-            model: req.model.clone(),
-            hash,
-        })
+        match replies.get(&hash) {
+            Some(Ok(r)) => Ok(r.clone()),
+            Some(Err(e)) => Err(ModelError::Recorded(e.clone())),
+            None => Err(ModelError::ReplayMiss {
+                model: req.model.clone(),
+                hash,
+            }),
+        }
     }
 }

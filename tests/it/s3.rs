@@ -192,3 +192,41 @@ async fn the_store_can_live_on_s3() {
     let second = table(&quarry::session(&settings).unwrap(), q).await;
     assert!(second.contains("| report.txt | true   |"), "{second}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn model_cache_and_trace_live_on_s3() {
+    use quarry::model::test_server::TestServer;
+    bucket("llmruns").await;
+    let srv = TestServer::start(vec![], Duration::ZERO).await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = dir.path().join("quarry.toml");
+    std::fs::write(
+        &cfg,
+        format!("[endpoints.default]\nbase_url = \"{}\"\n", srv.base_url()),
+    )
+    .unwrap();
+    let settings = quarry::Settings {
+        store: Some("s3://llmruns/store/".into()),
+        config: Some(cfg),
+        ..Default::default()
+    };
+    let q = "SELECT llm('hello ' || v) AS a FROM (VALUES (1), (2)) t(v) ORDER BY a";
+    let first = table(&quarry::session(&settings).unwrap(), q).await;
+    assert!(first.contains("echo: hello 2"), "{first}");
+    let ctx = quarry::session(&settings).unwrap();
+    assert_eq!(table(&ctx, q).await, first);
+    assert_eq!(
+        srv.count(),
+        2,
+        "the second run was answered from the cache on S3"
+    );
+    let calls = table(
+        &ctx,
+        "SELECT cached, count(*) AS n FROM calls GROUP BY cached ORDER BY cached",
+    )
+    .await;
+    assert!(
+        calls.contains("| false  | 2 |") && calls.contains("| true   | 2 |"),
+        "{calls}"
+    );
+}
