@@ -14,13 +14,15 @@ use super::{ModelClient, ModelError, Reply, Request};
 use crate::error::{QuarryError, Result};
 use crate::store::{read_parquet, Store};
 
+/// Recorded outcomes by the content hash of their request: a reply, or the
+/// error of a request that never got one.
+type Recording = HashMap<String, std::result::Result<Reply, String>>;
+
 /// Answers from a recording, loaded on the first request.
 #[derive(Debug)]
 pub struct ReplayClient {
     store: Store,
-    replies: tokio::sync::OnceCell<
-        std::result::Result<HashMap<String, std::result::Result<Reply, String>>, String>,
-    >,
+    replies: tokio::sync::OnceCell<std::result::Result<Recording, String>>,
 }
 
 impl ReplayClient {
@@ -46,7 +48,7 @@ impl ReplayClient {
 
     /// Every successful reply recorded in the `calls` folder of `store`, by
     /// the content hash of its request.
-    async fn read(store: &Store) -> Result<HashMap<String, std::result::Result<Reply, String>>> {
+    async fn read(store: &Store) -> Result<Recording> {
         let mut replies = HashMap::new();
         let files = store.list(CALLS_DIR).await?;
         if files.is_empty() {
@@ -96,7 +98,7 @@ impl ReplayClient {
                     if reply.is_null(i) {
                         // A failure with no reply: replayed as that failure,
                         // unless the request also succeeded.
-                        let e = err.is_null(i).then_some("").unwrap_or_else(|| err.value(i));
+                        let e = if err.is_null(i) { "" } else { err.value(i) };
                         replies.entry(hash).or_insert_with(|| Err(e.to_string()));
                         continue;
                     }
