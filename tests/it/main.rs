@@ -5,6 +5,7 @@
 mod cli;
 mod common;
 mod corpus;
+mod llama;
 mod model;
 mod readme;
 mod s3;

