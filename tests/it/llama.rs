@@ -73,6 +73,13 @@ fn venv_python() -> PathBuf {
     py
 }
 
+/// The port of the one server this test binary shares (started on first use;
+/// it exits with the binary).
+pub fn port() -> u16 {
+    static LLAMA: std::sync::OnceLock<Llama> = std::sync::OnceLock::new();
+    LLAMA.get_or_init(start).port
+}
+
 fn start() -> Llama {
     let py = venv_python();
     let port = TcpListener::bind("127.0.0.1:0")
@@ -109,7 +116,7 @@ fn start() -> Llama {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn llm_json_against_a_real_model_returns_schema_valid_json_with_tokens_and_time() {
-    let llama = start();
+    let port = port();
     let dir = tempfile::tempdir().unwrap();
     let cfg = dir.path().join("quarry.toml");
     std::fs::write(
@@ -117,7 +124,7 @@ async fn llm_json_against_a_real_model_returns_schema_valid_json_with_tokens_and
         format!(
             "[model]\nname = \"smollm2-135m-instruct\"\ntemperature = 0\n\n[endpoints.default]\n\
              base_url = \"http://127.0.0.1:{}/v1\"\nmax_in_flight = 1\ntimeout_seconds = 120\n",
-            llama.port
+            port
         ),
     )
     .unwrap();

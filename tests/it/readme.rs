@@ -94,11 +94,39 @@ fn examples(readme: &str) -> Vec<(String, String)> {
     out
 }
 
+/// The port the README's local-model examples use; the test starts the real
+/// model server (SmolLM2 on llama.cpp) and points them at its own port.
+const README_MODEL_PORT: &str = "127.0.0.1:8081";
+
 /// Runs one README command and returns what it printed (stdout, then stderr).
+/// Leading `NAME=value` words are environment variables, as in a shell.
 fn run_example(cmd: &str, store: &std::path::Path) -> String {
-    let args = shell_words(cmd);
-    let out = crate::common::quarry()
-        .args(&args[1..])
+    let mut words = shell_words(cmd);
+    if words.iter().any(|w| w.contains(README_MODEL_PORT)) {
+        let here = format!("127.0.0.1:{}", crate::llama::port());
+        for w in &mut words {
+            *w = w.replace(README_MODEL_PORT, &here);
+        }
+    }
+    let n_env = words
+        .iter()
+        .take_while(|w| !w.starts_with("quarry") && w.contains('='))
+        .count();
+    let mut c = crate::common::quarry();
+    for v in [
+        "OPENAI_API_KEY",
+        "OPENAI_BASE_URL",
+        "QUARRY_MODEL",
+        "QUARRY_CONFIG",
+    ] {
+        c.env_remove(v);
+    }
+    for w in &words[..n_env] {
+        let (k, v) = w.split_once('=').expect("NAME=value");
+        c.env(k, v);
+    }
+    let out = c
+        .args(&words[n_env + 1..])
         .env("QUARRY_STORE", store)
         .output()
         .expect("run quarry");
@@ -123,13 +151,20 @@ fn bless(readme: &str, store: &std::path::Path) -> String {
         out.push(line.to_string());
         if let Some(cmd) = line
             .strip_prefix("$ ")
-            .filter(|c| c.starts_with("quarry ") && !c.ends_with('\\'))
+            .filter(|c| is_quarry(c) && !c.ends_with('\\'))
         {
             out.push(run_example(cmd, store));
             skipping = true;
         }
     }
     out.join("\n") + "\n"
+}
+
+/// A `quarry ...` command, possibly after `NAME=value` assignments.
+fn is_quarry(cmd: &str) -> bool {
+    cmd.split_whitespace()
+        .find(|w| !w.contains('='))
+        .is_some_and(|w| w == "quarry")
 }
 
 #[test]
@@ -142,10 +177,7 @@ fn readme_examples_print_what_the_readme_says() {
         return;
     }
     let ex = examples(&readme);
-    let quarry_examples: Vec<_> = ex
-        .iter()
-        .filter(|(c, _)| c.starts_with("quarry "))
-        .collect();
+    let quarry_examples: Vec<_> = ex.iter().filter(|(c, _)| is_quarry(c)).collect();
     assert!(
         quarry_examples.len() >= 3,
         "the README shows quarry examples"

@@ -32,5 +32,8 @@ p.use_jinja = True
 server = xllamacpp.Server(p)
 print(f"serving {model} on 127.0.0.1:{port}", flush=True)
 signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
-while True:
-    time.sleep(3600)
+# Exit with the process that started us (a test binary that never gets to
+# kill its children), so no server outlives its tests.
+parent = os.getppid()
+while os.getppid() == parent:
+    time.sleep(1)
