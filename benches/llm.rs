@@ -53,7 +53,9 @@ async fn main() {
         std::fs::write(
             &cfg,
             format!(
-                "[endpoints.default]\nbase_url = \"{}\"\nmax_in_flight = {c}\ntimeout_seconds = 30\n",
+                "[model]\nname = \"bench\"\n[models.bench]\ncontext_window = 8192\nmax_output = 1024\n\
+                 usd_per_1m_in = 0.0\nusd_per_1m_out = 0.0\n[endpoints.default]\nbase_url = \"{}\"\n\
+                 max_in_flight = {c}\ntimeout_seconds = 30\n",
                 srv.base_url()
             ),
         )
