@@ -23,6 +23,48 @@ pub struct Rails {
     state: Mutex<(Used, HashMap<String, Used>)>,
 }
 
+/// One scope of ceilings (the run, or a document) and how to name it.
+struct Scope<'a> {
+    who: &'a str,
+    calls_name: &'a str,
+    usd_name: &'a str,
+    after: &'a str,
+}
+
+impl Scope<'_> {
+    /// Whether one more request at worst case `worst` fits under `max_calls`
+    /// and `max_usd` given what is `used` (an unknown price skips the dollars).
+    fn check(
+        &self,
+        used: Used,
+        max_calls: Option<u64>,
+        max_usd: Option<f64>,
+        worst: Option<f64>,
+    ) -> Result<(), ModelError> {
+        let Scope {
+            who,
+            calls_name,
+            usd_name,
+            after,
+        } = self;
+        if let Some(max) = max_calls.filter(|m| used.calls >= *m) {
+            return Err(ModelError::CallCap(format!(
+                "{who} reached {calls_name} = {max}; {after}"
+            )));
+        }
+        if let (Some(max), Some(w)) = (max_usd, worst) {
+            if used.usd + w > max {
+                return Err(ModelError::CostCap(format!(
+                    "{who} has spent or reserved ${:.4} of {usd_name} = {max} and this request could \
+                     cost up to ${w:.4}; {after}",
+                    used.usd
+                )));
+            }
+        }
+        Ok(())
+    }
+}
+
 /// A reservation made before a request.
 #[derive(Debug)]
 pub struct Reservation {
@@ -90,40 +132,23 @@ impl Rails {
         let w = worst_usd.unwrap_or(0.0);
         let mut s = self.state.lock().expect("rails lock");
         let (run, docs) = &mut *s;
-        if let Some(max) = l.max_total_calls {
-            if run.calls >= max {
-                return Err(ModelError::CallCap(format!(
-                    "the run reached max_total_calls = {max}; this request was not sent"
-                )));
-            }
-        }
-        if let (Some(max), Some(_)) = (l.max_total_usd, worst_usd) {
-            if run.usd + w > max {
-                return Err(ModelError::CostCap(format!(
-                    "the run has spent or reserved ${:.4} of max_total_usd = {max} and this request \
-                     could cost up to ${w:.4}; it was not sent",
-                    run.usd
-                )));
-            }
-        }
+        let run_scope = Scope {
+            who: "the run",
+            calls_name: "max_total_calls",
+            usd_name: "max_total_usd",
+            after: "this request was not sent",
+        };
+        run_scope.check(*run, l.max_total_calls, l.max_total_usd, worst_usd)?;
         if let Some(d) = doc {
+            let who = format!("document {d}");
+            let doc_scope = Scope {
+                who: &who,
+                calls_name: "max_calls",
+                usd_name: "max_cost_usd",
+                after: "the rest of it is not read",
+            };
             let u = docs.get(d).copied().unwrap_or_default();
-            if let Some(max) = l.max_calls {
-                if u.calls >= max {
-                    return Err(ModelError::CallCap(format!(
-                        "document {d} reached max_calls = {max}; the rest of it is not read"
-                    )));
-                }
-            }
-            if let (Some(max), Some(_)) = (l.max_cost_usd, worst_usd) {
-                if u.usd + w > max {
-                    return Err(ModelError::CostCap(format!(
-                        "document {d} has spent or reserved ${:.4} of max_cost_usd = {max} and this \
-                         request could cost up to ${w:.4}; the rest of it is not read",
-                        u.usd
-                    )));
-                }
-            }
+            doc_scope.check(u, l.max_calls, l.max_cost_usd, worst_usd)?;
             let e = docs.entry(d.to_string()).or_default();
             e.calls += 1;
             e.usd += w;
