@@ -412,6 +412,35 @@ async fn rails_refuse_up_front_and_stop_mid_run() {
     // One request's worst case fits (about $0.11 at 100 output tokens would not; 5 tokens does).
     let t = table(&ctx, "SELECT llm('hi', 'model=pricey, max_output=5') AS a").await;
     assert!(t.contains("echo: hi"), "{t}");
+
+    // A document's dollar ceiling: each request reserves its worst case ($0.01 here), so two
+    // fit under $0.025 and the third is not sent; the other document goes on.
+    let (ctx, _c) = session(
+        &srv.base_url(),
+        None,
+        "",
+        "[limits]\nmax_cost_usd = 0.025\n[models.\"pricey\"]\ncontext_window = 8000\nmax_output = 4000\nusd_per_1m_in = 1000\nusd_per_1m_out = 1000",
+    );
+    let before = srv.count();
+    let t = table(
+        &ctx,
+        "SELECT d, count(a) AS answered FROM \
+         (SELECT d, llm(d || v, 'model=pricey, max_output=5, document=' || d) AS a FROM (VALUES ('d1'),('d2')) x(d), (VALUES (1),(2),(3)) y(v)) \
+         GROUP BY d ORDER BY d",
+    )
+    .await;
+    assert!(
+        t.contains("| d1 | 2        |") && t.contains("| d2 | 2        |"),
+        "{t}"
+    );
+    assert_eq!(srv.count() - before, 4);
+    let notes = table(&ctx, "SELECT error FROM calls WHERE attempt = 0").await;
+    assert_eq!(
+        notes.matches("cost_cap_reached: document d").count(),
+        2,
+        "{notes}"
+    );
+    assert!(notes.contains("of max_cost_usd = 0.025"), "{notes}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
