@@ -31,16 +31,24 @@ fn moto() -> &'static Moto {
             .local_addr()
             .unwrap()
             .port();
-        let child = Command::new("moto_server")
-            .args(["-H", "127.0.0.1", "-p", &port.to_string()])
+        // A static is never dropped, so a watchdog stops moto when this test
+        // binary exits; no server outlives its tests.
+        let script = format!(
+            "command -v moto_server >/dev/null || exit 127; moto_server -H 127.0.0.1 -p {port} & m=$!; \
+             while kill -0 {} 2>/dev/null; do sleep 1; done; kill $m",
+            std::process::id()
+        );
+        let mut child = Command::new("sh")
+            .args(["-c", &script])
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()
-            .expect(
-                "moto_server must be installed (pip install 'moto[server]'); .ci/run installs it",
-            );
+            .expect("sh starts moto_server");
         let start = Instant::now();
         while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            if let Ok(Some(status)) = child.try_wait() {
+                panic!("moto_server exited ({status}): it must be installed (pip install 'moto[server]'); .ci/run installs it");
+            }
             assert!(
                 start.elapsed() < Duration::from_secs(30),
                 "moto_server did not start on port {port}"
