@@ -12,6 +12,7 @@ pub mod difflib;
 pub mod fold;
 pub mod locate_quote;
 pub mod numbers_in;
+pub mod parse_reply;
 pub mod parse_value;
 pub mod quote_match;
 pub mod same_value;
@@ -36,6 +37,8 @@ pub fn scalar_functions() -> Vec<Arc<ScalarUDF>> {
         Arc::new(ScalarUDF::from(numbers_in::NumbersIn::default())),
         Arc::new(ScalarUDF::from(verify_quote::VerifyQuote::default())),
         Arc::new(ScalarUDF::from(parse_value::ParseValue::default())),
+        Arc::new(ScalarUDF::from(parse_reply::ParseReply::default())),
+        Arc::new(ScalarUDF::from(parse_reply::JsonField::default())),
         Arc::new(ScalarUDF::from(token_count::TokenCount::default())),
     ]
 }

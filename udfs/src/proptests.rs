@@ -120,4 +120,13 @@ proptest! {
             prop_assert!((0.5..=1.0).contains(&l.ratio));
         }
     }
+
+    #[test]
+    fn any_reply_is_read_or_its_problems_named(t in mixed_text(), fence in 0usize..3) {
+        let text = match fence { 0 => t.clone(), 1 => format!("```json\n{t}\n```"), _ => format!("```yaml\n{t}") };
+        let schema = serde_json::json!({"type": "object", "properties": {"a": {"type": "string"}}, "required": ["a"]});
+        let r = crate::parse_reply::parse_reply(&text, &schema);
+        prop_assert!(r.value.is_some() || !r.problems.is_empty());
+        prop_assert!(r.problems.iter().all(|p| !p.problem.is_empty() && (p.severity == "error" || p.severity == "warning")));
+    }
 }
