@@ -10,6 +10,7 @@ pub mod ingest;
 pub mod model;
 pub mod output;
 pub mod repl;
+pub mod review;
 pub mod segment;
 pub mod session;
 pub mod source;

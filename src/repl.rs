@@ -21,6 +21,7 @@ pub async fn run_sql(
 ) -> Result<()> {
     let statements = DFParser::parse_sql(sql)?;
     for stmt in statements {
+        crate::session::begin_statement(ctx);
         let plan = ctx.state().statement_to_plan(stmt).await?;
         let df = ctx.execute_logical_plan(plan).await?;
         let schema = std::sync::Arc::new(df.schema().as_arrow().clone());

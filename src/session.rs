@@ -17,6 +17,7 @@ use datafusion::logical_expr::ScalarUDF;
 use datafusion::prelude::SessionConfig;
 
 use crate::error::{QuarryError, Result};
+use crate::functions::extract::{ExtractFn, Kind as ExtractKind};
 use crate::functions::llm::Llm;
 use crate::functions::model_tables::{CacheStatsFn, ModelsFn};
 use crate::functions::{
@@ -51,24 +52,11 @@ pub struct Settings {
 /// A session with every quarry function registered.
 pub fn session(settings: &Settings) -> Result<SessionContext> {
     let mut cfg = SessionConfig::new().with_information_schema(true);
+    let config = Config::load(settings.config.as_deref())?;
     // Files written from Utf8View tables must merge with later Utf8 ones.
     cfg.options_mut().execution.parquet.skip_arrow_metadata = true;
-    let ctx = SessionContext::new_with_config(cfg);
-    for f in quarry_udfs::scalar_functions() {
-        ctx.register_udf(f.as_ref().clone());
-    }
-    ctx.register_udf(ScalarUDF::from(Segment::default()));
     let store = settings.store.as_deref().map(Store::open).transpose()?;
-    let env = Env {
-        store: store.clone(),
-    };
-    ctx.register_udtf("documents", Arc::new(Documents { env: env.clone() }));
-    ctx.register_udtf("inventory", Arc::new(Inventory { env: env.clone() }));
-    ctx.register_udtf("blocks", Arc::new(Blocks { env: env.clone() }));
-    ctx.register_udtf("chunks", Arc::new(Chunks { env }));
-
     // The model layer.
-    let config = Config::load(settings.config.as_deref())?;
     let client: Option<Arc<dyn ModelClient>> = match &settings.replay {
         Some(loc) => Some(Arc::new(ReplayClient::new(Store::open(loc)?))),
         None => settings.client.clone(),
@@ -84,8 +72,22 @@ pub fn session(settings: &Settings) -> Result<SessionContext> {
             no_cache: false,
         },
     )?);
-    for json in [false, true] {
-        let f = AsyncScalarUDF::new(Arc::new(Llm::new(runtime.clone(), json)));
+    cfg = cfg.with_extension(runtime.clone());
+    let ctx = SessionContext::new_with_config(cfg);
+    for f in quarry_udfs::scalar_functions() {
+        ctx.register_udf(f.as_ref().clone());
+    }
+    ctx.register_udf(ScalarUDF::from(Segment::default()));
+    let env = Env {
+        store: store.clone(),
+    };
+    ctx.register_udtf("documents", Arc::new(Documents { env: env.clone() }));
+    ctx.register_udtf("inventory", Arc::new(Inventory { env: env.clone() }));
+    ctx.register_udtf("blocks", Arc::new(Blocks { env: env.clone() }));
+    ctx.register_udtf("chunks", Arc::new(Chunks { env }));
+
+    for (json, detail) in [(false, false), (true, false), (false, true), (true, true)] {
+        let f = AsyncScalarUDF::new(Arc::new(Llm::new(runtime.clone(), json, detail)));
         ctx.register_udf(f.into_scalar_udf());
     }
     ctx.register_udtf(
@@ -95,6 +97,13 @@ pub fn session(settings: &Settings) -> Result<SessionContext> {
         }),
     );
     ctx.register_udtf("models", Arc::new(ModelsFn { runtime }));
+    for (name, kind) in [
+        ("extract", ExtractKind::Extract),
+        ("evidence", ExtractKind::Evidence),
+        ("extract_sql", ExtractKind::Sql),
+    ] {
+        ctx.register_udtf(name, Arc::new(ExtractFn { kind }));
+    }
 
     // The store's tables, by name.
     match &store {
@@ -107,6 +116,19 @@ pub fn session(settings: &Settings) -> Result<SessionContext> {
         Some(s) => register_store_table(&ctx, s, CALLS_DIR, trace::schema())?,
     }
     Ok(ctx)
+}
+
+/// The model layer of a session made by [`session`].
+pub fn runtime(ctx: &SessionContext) -> Option<Arc<Runtime>> {
+    ctx.state().config().get_extension::<Runtime>()
+}
+
+/// Starts a new statement: requests that failed in the last one may be
+/// sent again (within a statement a request is sent once).
+pub fn begin_statement(ctx: &SessionContext) {
+    if let Some(rt) = runtime(ctx) {
+        rt.begin_statement();
+    }
 }
 
 /// Registers the Parquet files under `dir` of the store as table `dir`.

@@ -2,7 +2,8 @@
 //! async scalar functions that send one request per non-NULL row, all rows
 //! of a batch concurrently (the endpoint's limiter bounds what is in
 //! flight), through the runtime's rails, cache and trace. A failed call is
-//! NULL (its error is in `calls`); `detail=true` returns a struct instead.
+//! NULL (its error is in `calls`); `detail=true` (a literal option) or the
+//! names `llm_detail` / `llm_json_detail` return a struct instead.
 //!
 //! Options (`key=value`, separated by `,` or `;`; a column expression may
 //! give them per row): `model`, `max_output`, `temperature`, `system`,
@@ -58,36 +59,42 @@ static DETAIL: LazyLock<Fields> = LazyLock::new(|| {
 pub struct Llm {
     runtime: Arc<Runtime>,
     json: bool,
+    detail: bool,
     signature: Signature,
 }
 
 impl PartialEq for Llm {
     fn eq(&self, o: &Self) -> bool {
-        Arc::ptr_eq(&self.runtime, &o.runtime) && self.json == o.json
+        Arc::ptr_eq(&self.runtime, &o.runtime) && self.json == o.json && self.detail == o.detail
     }
 }
 impl Eq for Llm {}
 impl Hash for Llm {
     fn hash<H: Hasher>(&self, h: &mut H) {
         self.json.hash(h);
+        self.detail.hash(h);
     }
 }
 
 impl Llm {
-    /// `llm(prompt [, options])` (`json` false) or `llm_json(prompt, schema [, options])`.
-    pub fn new(runtime: Arc<Runtime>, json: bool) -> Self {
+    /// `llm(prompt [, options])` (`json` false) or `llm_json(prompt, schema
+    /// [, options])`; with `detail`, `llm_detail` / `llm_json_detail`, which
+    /// always return the struct (for options computed per row).
+    pub fn new(runtime: Arc<Runtime>, json: bool, detail: bool) -> Self {
         Self {
             runtime,
             json,
+            detail,
             signature: Signature::variadic_any(Volatility::Volatile),
         }
     }
 
     fn usage(&self) -> &'static str {
-        if self.json {
-            "llm_json(prompt, json_schema [, options])"
-        } else {
-            "llm(prompt [, options])"
+        match (self.json, self.detail) {
+            (true, false) => "llm_json(prompt, json_schema [, options])",
+            (false, false) => "llm(prompt [, options])",
+            (true, true) => "llm_json_detail(prompt, json_schema [, options])",
+            (false, true) => "llm_detail(prompt [, options])",
         }
     }
 
@@ -198,10 +205,11 @@ fn strings(a: &ArrayRef, rows: usize) -> Result<Vec<Option<String>>> {
 
 impl ScalarUDFImpl for Llm {
     fn name(&self) -> &str {
-        if self.json {
-            "llm_json"
-        } else {
-            "llm"
+        match (self.json, self.detail) {
+            (true, false) => "llm_json",
+            (false, false) => "llm",
+            (true, true) => "llm_json_detail",
+            (false, true) => "llm_detail",
         }
     }
 
@@ -220,7 +228,7 @@ impl ScalarUDFImpl for Llm {
         if n < min || n > max {
             return plan_err!("{usage}: takes {min} or {max} arguments, got {n}");
         }
-        let mut detail = false;
+        let mut detail = self.detail;
         let mut endpoint = None;
         if let Some(Some(opts)) = literal_str(
             args.scalar_arguments
@@ -229,7 +237,7 @@ impl ScalarUDFImpl for Llm {
                 .flatten(),
         ) {
             let o = RowOptions::parse(Some(&opts), usage)?;
-            detail = o.detail();
+            detail |= o.detail();
             endpoint = o.map.get("endpoint").cloned();
         }
         if self.json {

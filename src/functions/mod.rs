@@ -4,6 +4,7 @@
 pub mod blocks;
 pub mod chunks;
 pub mod documents;
+pub mod extract;
 pub mod inventory;
 pub mod llm;
 pub mod model_tables;

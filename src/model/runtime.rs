@@ -1,7 +1,7 @@
 //! The runtime every model-driven stage calls: rails, cache, retries with
 //! backoff, pricing and the trace, around whichever client an endpoint uses.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -73,6 +73,7 @@ pub struct Runtime {
     secrets: Vec<String>,
     replay_strict: bool,
     warned: Mutex<HashSet<String>>,
+    memo: Mutex<HashMap<String, Arc<tokio::sync::OnceCell<Outcome>>>>,
 }
 
 /// How the runtime is built.
@@ -135,6 +136,7 @@ impl Runtime {
             secrets,
             replay_strict: opts.replay_strict,
             warned: Mutex::new(HashSet::new()),
+            memo: Mutex::new(HashMap::new()),
         })
     }
 
@@ -294,7 +296,34 @@ impl Runtime {
 
     /// Sends one request through rails, cache, retries and the trace. Never
     /// fails: what went wrong is in the outcome (and the trace).
+    ///
+    /// Within one statement a request is sent once: a query that asks the
+    /// same thing twice (a CTE referenced twice is evaluated twice, a column
+    /// with repeated prompts) waits for the first answer and gets the same
+    /// outcome, success or failure, with no second request and no second
+    /// trace row. [`Runtime::begin_statement`] starts a new statement.
     pub async fn call(&self, req: Request, ctx: &CallContext) -> Outcome {
+        let key = match self.endpoint(ctx.endpoint.as_deref()) {
+            Ok(ep) => req.cache_key(&ep.client.endpoint()),
+            Err(_) => return self.call_once(req, ctx).await,
+        };
+        let cell = self
+            .memo
+            .lock()
+            .expect("memo lock")
+            .entry(key)
+            .or_default()
+            .clone();
+        cell.get_or_init(|| self.call_once(req, ctx)).await.clone()
+    }
+
+    /// Forgets the outcomes of the previous statement, so a request that
+    /// failed can be tried again (successes stay in the store's cache).
+    pub fn begin_statement(&self) {
+        self.memo.lock().expect("memo lock").clear();
+    }
+
+    async fn call_once(&self, req: Request, ctx: &CallContext) -> Outcome {
         let call_id = self.call_ids.fetch_add(1, Ordering::SeqCst) + 1;
         let mut out = Outcome {
             text: None,

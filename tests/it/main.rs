@@ -5,6 +5,7 @@
 mod cli;
 mod common;
 mod corpus;
+mod extract;
 mod llama;
 mod model;
 mod readme;

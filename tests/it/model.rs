@@ -87,6 +87,33 @@ async fn llm_over_a_column_answers_every_row_and_traces_each_call() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_request_is_sent_once_per_statement_and_a_failure_is_retried_by_the_next() {
+    let srv = server(vec![rule(
+        "flaky",
+        vec![Action::Status(500, None), Action::Reply("back".into())],
+    )])
+    .await;
+    let (ctx, _c) = session(&srv.base_url(), None, "max_attempts = 1", "");
+    // The same prompt three times, and a CTE evaluated twice: one request.
+    let t = table(
+        &ctx,
+        "WITH a AS (SELECT llm(p) AS r FROM (VALUES ('same'), ('same'), ('same')) t(p)) \
+         SELECT count(*) AS n, count(DISTINCT r) AS d FROM (SELECT r FROM a UNION ALL SELECT r FROM a)",
+    )
+    .await;
+    assert!(t.contains("| 6 | 1 |"), "{t}");
+    assert_eq!(srv.count(), 1);
+    // Within a statement a failure is one outcome; the next statement tries again.
+    quarry::session::begin_statement(&ctx);
+    let first = table(&ctx, "SELECT llm('flaky') AS a, llm('flaky') AS b").await;
+    assert!(first.contains("|   |   |"), "{first}");
+    quarry::session::begin_statement(&ctx);
+    let second = table(&ctx, "SELECT llm('flaky') AS a").await;
+    assert!(second.contains("| back |"), "{second}");
+    assert_eq!(srv.count(), 3);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_429_is_retried_after_the_wait_the_server_asked_for() {
     let srv = server(vec![rule(
         "busy",

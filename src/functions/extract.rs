@@ -1,0 +1,89 @@
+//! `extract(src, protocol)`, `evidence(src, protocol)` and
+//! `extract_sql(src, protocol)`: the protocol is loaded and validated at
+//! planning, `sql/extract.sql` is rendered with its parameters and planned
+//! as a view, so the steps a user can read are the steps that run.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use datafusion::catalog::{TableFunctionArgs, TableFunctionImpl, TableProvider};
+use datafusion::common::{plan_err, Result};
+use datafusion::datasource::{MemTable, ViewTable};
+use datafusion::execution::SessionState;
+
+use super::{literal_args, str_arg};
+use crate::review::{render_extract, ExtractOutput, Protocol};
+
+/// Which function this is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// `extract(src, protocol)`.
+    Extract,
+    /// `evidence(src, protocol)`.
+    Evidence,
+    /// `extract_sql(src, protocol)`: the rendered SQL, one row.
+    Sql,
+}
+
+/// The table function.
+#[derive(Debug)]
+pub struct ExtractFn {
+    /// Which output.
+    pub kind: Kind,
+}
+
+impl ExtractFn {
+    fn usage(&self) -> &'static str {
+        match self.kind {
+            Kind::Extract => "extract(src, protocol)",
+            Kind::Evidence => "evidence(src, protocol)",
+            Kind::Sql => "extract_sql(src, protocol)",
+        }
+    }
+}
+
+impl TableFunctionImpl for ExtractFn {
+    fn call_with_args(&self, args: TableFunctionArgs) -> Result<Arc<dyn TableProvider>> {
+        let usage = self.usage();
+        let vals = literal_args(&args)?;
+        if vals.len() != 2 {
+            return plan_err!(
+                "{usage}: takes 2 arguments (a source and a protocol file), got {}",
+                vals.len()
+            );
+        }
+        let Some(src) = str_arg(&vals, 0, usage, "the source")? else {
+            return plan_err!("{usage}: the source is missing");
+        };
+        let Some(path) = str_arg(&vals, 1, usage, "the protocol")? else {
+            return plan_err!("{usage}: the protocol is missing");
+        };
+        let protocol = Protocol::load(Path::new(&path)).or_else(|e| plan_err!("{usage}: {e}"))?;
+        if protocol.fields.is_empty() {
+            return plan_err!("{usage}: the protocol {path} has no [[fields]] to extract");
+        }
+        let output = match self.kind {
+            Kind::Evidence => ExtractOutput::Evidence,
+            _ => ExtractOutput::Extraction,
+        };
+        let sql = render_extract(&src, &protocol, output);
+        if self.kind == Kind::Sql {
+            let batch = datafusion::arrow::array::RecordBatch::try_from_iter(vec![(
+                "sql",
+                Arc::new(datafusion::arrow::array::StringArray::from(vec![sql])) as _,
+            )])?;
+            return Ok(Arc::new(MemTable::try_new(
+                batch.schema(),
+                vec![vec![batch]],
+            )?));
+        }
+        let Some(state) = args.session().as_any().downcast_ref::<SessionState>() else {
+            return plan_err!("{usage}: needs a quarry session");
+        };
+        let state = state.clone();
+        // Planning touches no I/O (table functions are lazy), so it is safe
+        // to finish here, inside the outer query's planning.
+        let plan = futures::executor::block_on(state.create_logical_plan(&sql))?;
+        Ok(Arc::new(ViewTable::new(plan, Some(sql))))
+    }
+}

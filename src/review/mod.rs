@@ -1,0 +1,169 @@
+//! The review path: protocols, and the SQL that screening and extraction
+//! run (`sql/*.sql`, rendered with a protocol's parameters).
+
+pub mod protocol;
+
+use serde_json::{json, Value};
+
+pub use protocol::{FieldSpec, Protocol};
+
+/// The extraction steps, as shipped in `sql/extract.sql`.
+pub const EXTRACT_SQL: &str = include_str!("../../sql/extract.sql");
+
+/// Which table of the extraction template to return.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ExtractOutput {
+    /// One row per document.
+    Extraction,
+    /// One row per supported cell.
+    Evidence,
+}
+
+/// A string as a SQL literal's contents (quotes doubled).
+pub fn sql_text(s: &str) -> String {
+    s.replace('\'', "''")
+}
+
+/// The JSON type(s) a field's value may come back as. Models write numbers
+/// as text now and then; `parse_value` reads them, and says so when it cannot.
+fn json_types(kind: &str) -> Value {
+    match kind.split('(').next().unwrap_or(kind) {
+        "integer" | "number" => json!(["number", "string", "null"]),
+        "boolean" => json!(["boolean", "string", "null"]),
+        "list" => json!(["array", "string", "null"]),
+        _ => json!(["string", "null"]),
+    }
+}
+
+/// The JSON schema of one extraction reply: every field and its quote.
+pub fn extraction_schema(p: &Protocol) -> Value {
+    let mut props = serde_json::Map::new();
+    let mut required = Vec::new();
+    for f in &p.fields {
+        let mut s = json!({"type": json_types(&f.kind), "description": f.description});
+        if let Some(vals) = f
+            .kind
+            .strip_prefix("enum(")
+            .and_then(|v| v.strip_suffix(')'))
+        {
+            let mut e: Vec<Value> = vals.split(',').map(|v| json!(v.trim())).collect();
+            e.push(Value::Null);
+            s["enum"] = Value::Array(e);
+        }
+        props.insert(f.name.clone(), s);
+        props.insert(
+            format!("{}__quote", f.name),
+            json!({"type": ["string", "null"], "description": format!("the exact sentence stating {}", f.name)}),
+        );
+        required.push(json!(f.name));
+        required.push(json!(format!("{}__quote", f.name)));
+    }
+    json!({"type": "object", "properties": props, "required": required, "additionalProperties": false})
+}
+
+/// The instructions sent before each chunk.
+pub fn extraction_prompt(p: &Protocol) -> String {
+    let mut s = String::from("You are extracting data from a document for a research synthesis.\n");
+    s.push_str(&format!("Protocol: {} ({}).\n", p.name, p.short_hash()));
+    if let Some(g) = &p.goal {
+        s.push_str(&format!("Goal: {g}\n"));
+    }
+    if let Some(q) = &p.question {
+        s.push_str(&format!("Review question: {q}\n"));
+    }
+    s.push_str("Fill in these fields from the excerpt below:\n");
+    for f in &p.fields {
+        s.push_str(&format!("- {} ({}): {}\n", f.name, f.kind, f.description));
+    }
+    s.push_str(
+        "For each field give the value this excerpt states, or null when it does not state it; never guess \
+         and never use knowledge from outside the excerpt. For each field also give <field>__quote: the sentence \
+         of the excerpt that states the value, copied word for word (null when the value is null).\n",
+    );
+    let keys: Vec<String> = p
+        .fields
+        .iter()
+        .flat_map(|f| [f.name.clone(), format!("{}__quote", f.name)])
+        .collect();
+    s.push_str(&format!(
+        "Reply with one JSON object with exactly these keys: {}.\n\nExcerpt:\n\"\"\"\n",
+        keys.join(", ")
+    ));
+    s
+}
+
+/// `sql/extract.sql` rendered for `src` and `p`.
+pub fn render_extract(src: &str, p: &Protocol, output: ExtractOutput) -> String {
+    let schema = extraction_schema(p).to_string();
+    let fields = p
+        .fields
+        .iter()
+        .enumerate()
+        .map(|(i, f)| format!("('{}', {})", f.name, i + 1))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let base = |k: &str| k.split('(').next().unwrap_or(k).to_string();
+    let typed = p
+        .fields
+        .iter()
+        .map(|f| {
+            format!(
+                "  SELECT c.*, parse_value(c.raw, '{k}')['reason'] AS reason,\n         \
+                 verify_quote(c.quote, c.chunk_text, c.raw, '{b}') AS v\n  \
+                 FROM cells c WHERE c.field = '{n}' AND c.raw IS NOT NULL",
+                k = sql_text(&f.kind),
+                b = base(&f.kind),
+                n = f.name
+            )
+        })
+        .collect::<Vec<_>>()
+        .join("\n  UNION ALL\n");
+    let columns = p
+        .fields
+        .iter()
+        .map(|f| {
+            format!(
+                "         parse_value(max(CASE WHEN k.field = '{n}' THEN k.value END), '{k}')['value'] AS \"{n}\"",
+                n = f.name,
+                k = sql_text(&f.kind)
+            )
+        })
+        .collect::<Vec<_>>()
+        .join(",\n");
+    let mut llm = String::new();
+    if let Some(m) = &p.model {
+        llm.push_str(&format!(", model={m}"));
+    }
+    if let Some(m) = p.max_output {
+        llm.push_str(&format!(", max_output={m}"));
+    }
+    if let Some(t) = p.temperature {
+        llm.push_str(&format!(", temperature={t}"));
+    }
+    let (output, order) = match output {
+        ExtractOutput::Extraction => ("extraction", "source"),
+        ExtractOutput::Evidence => ("evidence", "document_id, field"),
+    };
+    EXTRACT_SQL
+        .replace("{{src}}", &sql_text(src))
+        .replace("{{ingest}}", &sql_text(&p.ingest))
+        .replace(
+            "{{prompt}}",
+            &format!("'{}'", sql_text(&extraction_prompt(p))),
+        )
+        .replace("{{schema}}", &sql_text(&schema))
+        .replace("{{llm_options}}", &sql_text(&llm))
+        .replace("{{method}}", &p.segment.method)
+        .replace("{{max_tokens}}", &p.segment.max_tokens.to_string())
+        .replace("{{overlap_tokens}}", &p.segment.overlap_tokens.to_string())
+        .replace("{{fields}}", &fields)
+        .replace("{{typed}}", &typed)
+        .replace("{{columns}}", &columns)
+        .replace(
+            "{{require_quote}}",
+            if p.require_quote { "true" } else { "false" },
+        )
+        .replace("{{protocol_hash}}", &p.short_hash())
+        .replace("{{output}}", output)
+        .replace("{{order}}", order)
+}
