@@ -27,18 +27,18 @@ impl MockClient {
     }
 }
 
-/// The smallest value of a JSON schema: first enum value, empty string,
-/// zero, false, empty array, and objects with every listed property.
+/// The smallest value of a JSON schema: first enum value, null where null
+/// is allowed, empty string, zero, false, empty array, and objects with
+/// every listed property.
 pub fn example_of(schema: &Value) -> Value {
     if let Some(e) = schema["enum"].as_array().and_then(|e| e.first()) {
         return e.clone();
     }
     let ty = match &schema["type"] {
         Value::String(s) => s.as_str(),
-        Value::Array(a) => a
-            .iter()
-            .find_map(|t| t.as_str().filter(|t| *t != "null"))
-            .unwrap_or("null"),
+        // A nullable value is "nothing stated".
+        Value::Array(a) if a.iter().any(|t| t == "null") => "null",
+        Value::Array(a) => a.iter().find_map(Value::as_str).unwrap_or("null"),
         _ if schema["properties"].is_object() => "object",
         _ => "string",
     };

@@ -593,6 +593,9 @@ mod tests {
         };
         let a = rt.call(req(None), &ctx).await;
         assert_eq!((a.text.as_deref(), a.cached), (Some("hello"), false));
+        // Within a statement the same outcome; in the next, the cache answers.
+        assert_eq!(rt.call(req(None), &ctx).await, a);
+        rt.begin_statement();
         let b = rt.call(req(None), &ctx).await;
         assert_eq!(
             (b.text.as_deref(), b.cached, b.usd),
@@ -601,6 +604,7 @@ mod tests {
         // A reply that fails its check is not cached.
         let s = serde_json::json!({"type":"object","required":["x"]});
         assert!(!rt.call(req(Some(s.clone())), &ctx).await.ok());
+        rt.begin_statement();
         assert!(!rt.call(req(Some(s)), &ctx).await.cached);
         assert_eq!(rt.cache().unwrap().stats().writes, 1);
     }

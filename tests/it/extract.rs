@@ -87,3 +87,361 @@ async fn the_seed_example_design_and_n_with_both_quotes_verified() {
         &datafusion::arrow::datatypes::DataType::Int64
     );
 }
+
+const FILLER: &str = "Participants were followed for twelve months at outpatient clinics, and outcomes were assessed by staff who did not know the allocation of any participant.";
+
+fn reply(design: Option<(&str, &str)>, n: Option<(serde_json::Value, &str)>) -> Action {
+    let (d, dq) = design.map_or(
+        (serde_json::Value::Null, serde_json::Value::Null),
+        |(v, q)| (v.into(), q.into()),
+    );
+    let (n, nq) = n.map_or(
+        (serde_json::Value::Null, serde_json::Value::Null),
+        |(v, q)| (v, q.into()),
+    );
+    Action::Reply(
+        serde_json::json!({"design": d, "design__quote": dq, "n": n, "n__quote": nq}).to_string(),
+    )
+}
+
+fn rule(needle: &str, actions: Vec<Action>) -> Rule {
+    Rule {
+        needle: needle.into(),
+        actions,
+    }
+}
+
+/// A 50-document corpus in several formats against scripted replies: every
+/// expected cell and evidence row is checked.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn fifty_documents_with_every_kind_of_reply() {
+    use serde_json::json;
+    let dir = tempfile::tempdir().unwrap();
+    let corpus = dir.path().join("corpus");
+    std::fs::create_dir(&corpus).unwrap();
+    let mut rules = Vec::new();
+    // 40 plain reports, one chunk each, as text, Markdown and HTML.
+    for i in 0..40 {
+        let body = format!("Trial R{i:02} report. We ran a randomised controlled trial. We enrolled {} participants.", 100 + i);
+        match i % 3 {
+            0 => std::fs::write(corpus.join(format!("r{i:02}.txt")), &body),
+            1 => std::fs::write(corpus.join(format!("r{i:02}.md")), &body),
+            _ => std::fs::write(
+                corpus.join(format!("r{i:02}.html")),
+                format!("<html><body><p>{body}</p></body></html>"),
+            ),
+        }
+        .unwrap();
+        rules.push(rule(
+            &format!("Trial R{i:02} report."),
+            vec![reply(
+                Some((
+                    "randomised controlled trial",
+                    "We ran a randomised controlled trial.",
+                )),
+                Some((
+                    json!(100 + i),
+                    &format!("We enrolled {} participants.", 100 + i),
+                )),
+            )],
+        ));
+    }
+    let two = |a: &str, b: &str| format!("{a} {FILLER}\n\n{b} {FILLER}\n");
+    let w = |name: &str, text: &str| std::fs::write(corpus.join(name), text).unwrap();
+    // Chunks that agree (two spellings of one value).
+    w(
+        "s1_agree.txt",
+        &two(
+            "Trial S1 part one. We ran a randomised controlled trial.",
+            "Trial S1 part two. This was a Randomised Controlled Trial.",
+        ),
+    );
+    rules.push(rule(
+        "Trial S1 part one.",
+        vec![reply(
+            Some((
+                "randomised controlled trial",
+                "We ran a randomised controlled trial.",
+            )),
+            None,
+        )],
+    ));
+    rules.push(rule(
+        "Trial S1 part two.",
+        vec![reply(
+            Some((
+                "Randomised Controlled Trial.",
+                "This was a Randomised Controlled Trial.",
+            )),
+            None,
+        )],
+    ));
+    // Chunks that disagree.
+    w(
+        "s2_disagree.txt",
+        &two(
+            "Trial S2 part one. We enrolled 200 participants.",
+            "Trial S2 part two. A further analysis included 180 participants.",
+        ),
+    );
+    rules.push(rule(
+        "Trial S2 part one.",
+        vec![reply(
+            None,
+            Some((json!(200), "We enrolled 200 participants.")),
+        )],
+    ));
+    rules.push(rule(
+        "Trial S2 part two.",
+        vec![reply(
+            None,
+            Some((json!(180), "A further analysis included 180 participants.")),
+        )],
+    ));
+    // A paraphrased quote: kept, unverified, counted.
+    w(
+        "s3_paraphrase.txt",
+        "Trial S3. We ran a randomised controlled trial.\n",
+    );
+    rules.push(rule(
+        "Trial S3.",
+        vec![reply(
+            Some((
+                "randomised controlled trial",
+                "The study was a randomized trial with controls.",
+            )),
+            None,
+        )],
+    ));
+    // A number the quote does not state.
+    w(
+        "s4_number.txt",
+        "Trial S4. We enrolled many participants.\n",
+    );
+    rules.push(rule(
+        "Trial S4.",
+        vec![reply(
+            None,
+            Some((json!(150), "We enrolled many participants.")),
+        )],
+    ));
+    // A value that does not parse as its type.
+    w("s5_unparseable.txt", "Trial S5. We ran a randomised controlled trial. We enrolled 120 participants (60 per arm).\n");
+    rules.push(rule(
+        "Trial S5.",
+        vec![reply(
+            Some((
+                "randomised controlled trial",
+                "We ran a randomised controlled trial.",
+            )),
+            Some((
+                json!("120 (60 per arm)"),
+                "We enrolled 120 participants (60 per arm).",
+            )),
+        )],
+    ));
+    // Some requests failing, and all failing.
+    w(
+        "s6_some_fail.txt",
+        &two(
+            "Trial S6 part one. We ran a randomised controlled trial.",
+            "Trial S6 part two. Nothing else here.",
+        ),
+    );
+    rules.push(rule(
+        "Trial S6 part one.",
+        vec![reply(
+            Some((
+                "randomised controlled trial",
+                "We ran a randomised controlled trial.",
+            )),
+            None,
+        )],
+    ));
+    rules.push(rule("Trial S6 part two.", vec![Action::Status(500, None)]));
+    w("s7_all_fail.txt", "Trial S7. We ran a cohort study.\n");
+    rules.push(rule("Trial S7.", vec![Action::Status(503, None)]));
+    // A duplicate of r00 under another name.
+    w(
+        "s8_duplicate.txt",
+        "Trial R00 report. We ran a randomised controlled trial. We enrolled 100 participants.",
+    );
+    // A reply cut off mid-JSON.
+    w("s9_cut.txt", "Trial S9. We ran a case series.\n");
+    rules.push(rule(
+        "Trial S9.",
+        vec![Action::ReplyCut(r#"{"design": "case se"#.into())],
+    ));
+    // A corrupt Word file.
+    w("s10_corrupt.docx", "this is not a zip archive");
+
+    let srv = TestServer::start(rules, Duration::ZERO).await.unwrap();
+    let proto = dir.path().join("protocol.toml");
+    std::fs::write(
+        &proto,
+        format!(
+            "{PROTOCOL}\n[segment]\nmethod = \"paragraph\"\nmax_tokens = 50\noverlap_tokens = 0\n"
+        ),
+    )
+    .unwrap();
+    let cfg = dir.path().join("quarry.toml");
+    std::fs::write(&cfg, format!("[model]\nname = \"gpt-4o-mini\"\n[endpoints.default]\nbase_url = \"{}\"\nbackoff_initial_ms = 5\nmax_attempts = 2\n", srv.base_url())).unwrap();
+    let ctx = quarry::session(&quarry::Settings {
+        store: Some(dir.path().join("store").display().to_string()),
+        config: Some(cfg),
+        ..Default::default()
+    })
+    .unwrap();
+    let (c, p) = (corpus.display(), proto.display());
+    let rows = sql(
+        &ctx,
+        &format!(
+            "SELECT regexp_replace(source, '^.*/', '') AS f, design, n, n_filled, n_unverified, conflicts, status, \
+             regexp_replace(duplicate_of, '^.*/', '') AS dup, error FROM extract('{c}', '{p}') ORDER BY f"
+        ),
+    )
+    .await
+    .unwrap();
+    let t = datafusion::arrow::util::pretty::pretty_format_batches(&rows)
+        .unwrap()
+        .to_string();
+    let get = |f: &str| -> String {
+        t.lines()
+            .find(|l| l.starts_with(&format!("| {f} ")))
+            .unwrap_or_else(|| panic!("no row {f}: {t}"))
+            .to_string()
+    };
+    let cells = |f: &str| -> Vec<String> {
+        get(f)
+            .split('|')
+            .map(|c| c.trim().to_string())
+            .filter(|c| !c.is_empty())
+            .collect()
+    };
+    assert_eq!(
+        t.lines().filter(|l| l.starts_with("| ")).count(),
+        51,
+        "50 documents and the header: {t}"
+    );
+    for i in 0..40 {
+        let f = match i % 3 {
+            0 => format!("r{i:02}.txt"),
+            1 => format!("r{i:02}.md"),
+            _ => format!("r{i:02}.html"),
+        };
+        assert_eq!(
+            cells(&f),
+            vec![
+                f.clone(),
+                "randomised controlled trial".into(),
+                (100 + i).to_string(),
+                "2".into(),
+                "0".into(),
+                "0".into(),
+                "ok".into()
+            ],
+            "{f}"
+        );
+    }
+    assert_eq!(
+        cells("s1_agree.txt")[1..],
+        ["randomised controlled trial", "1", "0", "0", "ok"]
+    );
+    assert_eq!(cells("s2_disagree.txt")[1..], ["200", "1", "0", "1", "ok"]);
+    assert_eq!(
+        cells("s3_paraphrase.txt")[1..],
+        ["randomised controlled trial", "1", "1", "0", "ok"]
+    );
+    assert_eq!(cells("s4_number.txt")[1..], ["150", "1", "1", "0", "ok"]);
+    assert_eq!(
+        cells("s5_unparseable.txt")[1..],
+        ["randomised controlled trial", "1", "1", "0", "ok"]
+    );
+    let s6 = cells("s6_some_fail.txt");
+    assert_eq!(
+        s6[1..6],
+        ["randomised controlled trial", "1", "0", "0", "incomplete"]
+    );
+    assert!(
+        s6[6].starts_with("1 of 2 requests failed; first: http_error: HTTP 500"),
+        "{s6:?}"
+    );
+    let s7 = cells("s7_all_fail.txt");
+    assert_eq!(s7[1..5], ["0", "0", "0", "failed"]);
+    assert!(
+        s7[5].starts_with("1 of 1 requests failed; first: http_error: HTTP 503"),
+        "{s7:?}"
+    );
+    assert_eq!(
+        cells("s8_duplicate.txt")[1..],
+        [
+            "randomised controlled trial",
+            "100",
+            "2",
+            "0",
+            "0",
+            "duplicate",
+            "r00.txt"
+        ]
+    );
+    let s9 = cells("s9_cut.txt");
+    assert_eq!(s9[1..5], ["0", "0", "0", "failed"]);
+    assert!(
+        s9[5].contains("malformed_reply: the reply is not valid JSON")
+            && s9[5].contains("output cap"),
+        "{s9:?}"
+    );
+    let s10 = cells("s10_corrupt.docx");
+    assert_eq!(s10[1..5], ["0", "0", "0", "failed"]);
+
+    // Evidence: one row per supported cell, the best quote for the value that stands.
+    let e = table(
+        &ctx,
+        &format!(
+            "SELECT regexp_replace(d.source, '^.*/', '') AS f, e.field, e.value, e.quote, e.verified, round(e.\"match\", 2) AS m \
+             FROM evidence('{c}', '{p}') e JOIN documents('{c}') d ON d.document_id = e.document_id AND d.duplicate_of IS NULL \
+             WHERE d.file_name LIKE 's%' ORDER BY f, e.field"
+        ),
+    )
+    .await;
+    let norm = |t: &str| -> Vec<String> {
+        t.lines()
+            .map(|l| {
+                l.split('|')
+                    .map(str::trim)
+                    .filter(|c| !c.is_empty())
+                    .collect::<Vec<_>>()
+                    .join(" | ")
+            })
+            .collect()
+    };
+    let got = norm(&e);
+    for want in [
+        "s1_agree.txt | design | randomised controlled trial | We ran a randomised controlled trial. | true | 1.0",
+        "s2_disagree.txt | n | 200 | We enrolled 200 participants. | true | 1.0",
+        "s3_paraphrase.txt | design | randomised controlled trial | The study was a randomized trial with controls. | false | 0.13",
+        "s4_number.txt | n | 150 | We enrolled many participants. | false | 1.0",
+        "s5_unparseable.txt | design | randomised controlled trial | We ran a randomised controlled trial. | true | 1.0",
+        "s6_some_fail.txt | design | randomised controlled trial | We ran a randomised controlled trial. | true | 1.0",
+    ] {
+        assert!(got.iter().any(|l| l == want), "missing: {want}\n{e}");
+    }
+    // Nothing else: no evidence for an unreadable value, a failed request or a corrupt file.
+    assert_eq!(got.iter().filter(|l| l.starts_with('s')).count(), 6, "{e}");
+    let n_evidence = table(
+        &ctx,
+        &format!("SELECT count(*) AS n FROM evidence('{c}', '{p}')"),
+    )
+    .await;
+    // 40 plain x 2, s1 1, s2 1, s3 1, s4 1, s5 1 (design), s6 1.
+    assert!(n_evidence.contains("| 86 |"), "{n_evidence}");
+    // Each chunk was asked once, however many times the steps read it.
+    let requests = srv.requests().len();
+    // r00..r39 40; s1, s2 two chunks each; s3, s4, s5 one; s6 one + two attempts
+    // at its failing chunk; s7 two attempts; s9 one (a cut reply is not retried).
+    assert_eq!(
+        requests,
+        40 + 2 + 2 + 1 + 1 + 1 + (1 + 2) + 2 + 1,
+        "{requests}"
+    );
+}
