@@ -101,6 +101,8 @@ pub fn session(settings: &Settings) -> Result<SessionContext> {
         ("extract", ExtractKind::Extract),
         ("evidence", ExtractKind::Evidence),
         ("extract_sql", ExtractKind::Sql),
+        ("screen", ExtractKind::Screen),
+        ("screen_sql", ExtractKind::ScreenSql),
     ] {
         ctx.register_udtf(name, Arc::new(ExtractFn { kind }));
     }

@@ -1,6 +1,7 @@
 //! `extract(src, protocol)`, `evidence(src, protocol)` and
-//! `extract_sql(src, protocol)`: the protocol is loaded and validated at
-//! planning, `sql/extract.sql` is rendered with its parameters and planned
+//! `extract_sql(src, protocol)`, and `screen(src, protocol)` /
+//! `screen_sql(src, protocol)`: the protocol is loaded and validated at
+//! planning, `sql/extract.sql` (or `sql/screen.sql`) is rendered with its parameters and planned
 //! as a view, so the steps a user can read are the steps that run.
 
 use std::path::Path;
@@ -12,7 +13,7 @@ use datafusion::datasource::{MemTable, ViewTable};
 use datafusion::execution::SessionState;
 
 use super::{literal_args, str_arg};
-use crate::review::{render_extract, ExtractOutput, Protocol};
+use crate::review::{render_extract, render_screen, ExtractOutput, Protocol};
 
 /// Which function this is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -23,6 +24,10 @@ pub enum Kind {
     Evidence,
     /// `extract_sql(src, protocol)`: the rendered SQL, one row.
     Sql,
+    /// `screen(src, protocol)`.
+    Screen,
+    /// `screen_sql(src, protocol)`: the rendered SQL, one row.
+    ScreenSql,
 }
 
 /// The table function.
@@ -38,6 +43,8 @@ impl ExtractFn {
             Kind::Extract => "extract(src, protocol)",
             Kind::Evidence => "evidence(src, protocol)",
             Kind::Sql => "extract_sql(src, protocol)",
+            Kind::Screen => "screen(src, protocol)",
+            Kind::ScreenSql => "screen_sql(src, protocol)",
         }
     }
 }
@@ -59,15 +66,21 @@ impl TableFunctionImpl for ExtractFn {
             return plan_err!("{usage}: the protocol is missing");
         };
         let protocol = Protocol::load(Path::new(&path)).or_else(|e| plan_err!("{usage}: {e}"))?;
-        if protocol.fields.is_empty() {
+        let screening = matches!(self.kind, Kind::Screen | Kind::ScreenSql);
+        if screening && protocol.inclusion.is_empty() && protocol.exclusion.is_empty() {
+            return plan_err!(
+                "{usage}: the protocol {path} has no inclusion or exclusion criteria to screen by"
+            );
+        }
+        if !screening && protocol.fields.is_empty() {
             return plan_err!("{usage}: the protocol {path} has no [[fields]] to extract");
         }
-        let output = match self.kind {
-            Kind::Evidence => ExtractOutput::Evidence,
-            _ => ExtractOutput::Extraction,
+        let sql = match self.kind {
+            Kind::Evidence => render_extract(&src, &protocol, ExtractOutput::Evidence),
+            Kind::Extract | Kind::Sql => render_extract(&src, &protocol, ExtractOutput::Extraction),
+            Kind::Screen | Kind::ScreenSql => render_screen(&src, &protocol),
         };
-        let sql = render_extract(&src, &protocol, output);
-        if self.kind == Kind::Sql {
+        if matches!(self.kind, Kind::Sql | Kind::ScreenSql) {
             let batch = datafusion::arrow::array::RecordBatch::try_from_iter(vec![(
                 "sql",
                 Arc::new(datafusion::arrow::array::StringArray::from(vec![sql])) as _,

@@ -10,6 +10,9 @@ pub use protocol::{FieldSpec, Protocol};
 /// The extraction steps, as shipped in `sql/extract.sql`.
 pub const EXTRACT_SQL: &str = include_str!("../../sql/extract.sql");
 
+/// The screening steps, as shipped in `sql/screen.sql`.
+pub const SCREEN_SQL: &str = include_str!("../../sql/screen.sql");
+
 /// Which table of the extraction template to return.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ExtractOutput {
@@ -92,6 +95,86 @@ pub fn extraction_prompt(p: &Protocol) -> String {
     s
 }
 
+/// The `, model=..., max_output=..., temperature=...` options a protocol fixes.
+fn llm_options(p: &Protocol) -> String {
+    let mut llm = String::new();
+    if let Some(m) = &p.model {
+        llm.push_str(&format!(", model={m}"));
+    }
+    if let Some(m) = p.max_output {
+        llm.push_str(&format!(", max_output={m}"));
+    }
+    if let Some(t) = p.temperature {
+        llm.push_str(&format!(", temperature={t}"));
+    }
+    llm
+}
+
+/// The JSON schema of one screening reply.
+pub fn screening_schema() -> Value {
+    json!({"type": "object", "properties": {
+        "decision": {"type": "string", "enum": ["include", "exclude", "unclear"]},
+        "reason": {"type": "string"},
+        "criterion": {"type": ["string", "null"]},
+        "quote": {"type": ["string", "null"]}
+    }, "required": ["decision", "reason", "criterion", "quote"], "additionalProperties": false})
+}
+
+/// The instructions sent before each document's text.
+pub fn screening_prompt(p: &Protocol) -> String {
+    let mut s = String::from("You are screening documents for a systematic review.\n");
+    s.push_str(&format!("Protocol: {} ({}).\n", p.name, p.short_hash()));
+    if let Some(q) = &p.question {
+        s.push_str(&format!("Review question: {q}\n"));
+    }
+    if let Some(g) = &p.goal {
+        s.push_str(&format!("Goal: {g}\n"));
+    }
+    let list = |s: &mut String, title: &str, items: &[String], tag: &str| {
+        if !items.is_empty() {
+            s.push_str(&format!("{title}:\n"));
+            for (i, c) in items.iter().enumerate() {
+                s.push_str(&format!("{tag}{}. {c}\n", i + 1));
+            }
+        }
+    };
+    list(
+        &mut s,
+        "Inclusion criteria (all must hold)",
+        &p.inclusion,
+        "I",
+    );
+    list(
+        &mut s,
+        "Exclusion criteria (any one excludes)",
+        &p.exclusion,
+        "E",
+    );
+    s.push_str(
+        "Decide: \"include\" when the document meets every inclusion criterion and no exclusion criterion; \
+         \"exclude\" when it clearly fails one (name it in criterion, e.g. \"E2\"); \"unclear\" when the text \
+         does not say enough to decide. Do not guess: unclear is an answer. Give a one-sentence reason, and in quote \
+         the sentence of the document your decision turns on, copied word for word (null if none).\n\
+         Reply with one JSON object with the keys decision, reason, criterion, quote.\n\nDocument:\n\"\"\"\n",
+    );
+    s
+}
+
+/// `sql/screen.sql` rendered for `src` and `p`.
+pub fn render_screen(src: &str, p: &Protocol) -> String {
+    SCREEN_SQL
+        .replace("{{src}}", &sql_text(src))
+        .replace("{{ingest}}", &sql_text(&p.ingest))
+        .replace(
+            "{{prompt}}",
+            &format!("'{}'", sql_text(&screening_prompt(p))),
+        )
+        .replace("{{schema}}", &sql_text(&screening_schema().to_string()))
+        .replace("{{llm_options}}", &sql_text(&llm_options(p)))
+        .replace("{{max_chars}}", &(p.screen_tokens * 4).to_string())
+        .replace("{{protocol_hash}}", &p.short_hash())
+}
+
 /// `sql/extract.sql` rendered for `src` and `p`.
 pub fn render_extract(src: &str, p: &Protocol, output: ExtractOutput) -> String {
     let schema = extraction_schema(p).to_string();
@@ -130,16 +213,7 @@ pub fn render_extract(src: &str, p: &Protocol, output: ExtractOutput) -> String 
         })
         .collect::<Vec<_>>()
         .join(",\n");
-    let mut llm = String::new();
-    if let Some(m) = &p.model {
-        llm.push_str(&format!(", model={m}"));
-    }
-    if let Some(m) = p.max_output {
-        llm.push_str(&format!(", max_output={m}"));
-    }
-    if let Some(t) = p.temperature {
-        llm.push_str(&format!(", temperature={t}"));
-    }
+    let llm = llm_options(p);
     let (output, order) = match output {
         ExtractOutput::Extraction => ("extraction", "source"),
         ExtractOutput::Evidence => ("evidence", "document_id, field"),

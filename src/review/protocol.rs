@@ -64,6 +64,8 @@ pub struct Protocol {
     pub require_quote: bool,
     /// `continue` or `stop`.
     pub on_error: String,
+    /// Tokens of each document's start sent for screening.
+    pub screen_tokens: u64,
     /// The model, when the protocol fixes one.
     pub model: Option<String>,
     /// The output cap per request.
@@ -237,6 +239,16 @@ impl Protocol {
                 "extract.on_error must be \"continue\" or \"stop\", got \"{on_error}\""
             ));
         }
+        let sc = &v["screen"];
+        p.keys(sc, "screen", &["max_tokens"]);
+        let screen_tokens = p
+            .uint(sc, "screen.max_tokens", "max_tokens")
+            .unwrap_or(3000);
+        if screen_tokens < 100 {
+            p.add(format!(
+                "screen.max_tokens must be at least 100, got {screen_tokens}"
+            ));
+        }
         let m = &v["model"];
         p.keys(m, "model", &["name", "max_output", "temperature"]);
         let model = p.string(m, "name", false);
@@ -276,6 +288,7 @@ impl Protocol {
             resolve,
             require_quote,
             on_error,
+            screen_tokens,
             model,
             max_output,
             temperature,

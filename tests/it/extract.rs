@@ -445,3 +445,107 @@ async fn fifty_documents_with_every_kind_of_reply() {
         "{requests}"
     );
 }
+
+/// screen(src, protocol): one decision per document, quotes checked, and a
+/// document that could not be read is failed with no decision.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn screening_decides_every_document_and_never_excludes_an_unread_one() {
+    use serde_json::json;
+    let dir = tempfile::tempdir().unwrap();
+    let corpus = dir.path().join("corpus");
+    std::fs::create_dir(&corpus).unwrap();
+    let w = |name: &str, text: &str| std::fs::write(corpus.join(name), text).unwrap();
+    w(
+        "a.txt",
+        "Paper A. Adults with hypertension were randomised to a statin or placebo.",
+    );
+    w(
+        "b.txt",
+        "Paper B. This narrative review summarises statin trials.",
+    );
+    w("c.txt", "Paper C. A study of statins.");
+    w("d.txt", "Paper D. Children were randomised to exercise.");
+    w("e.docx", "not a zip");
+    w(
+        "f.txt",
+        "Paper A. Adults with hypertension were randomised to a statin or placebo.",
+    );
+    let decide = |d: &str, crit: Option<&str>, quote: &str| {
+        Action::Reply(
+            json!({"decision": d, "reason": "as stated", "criterion": crit, "quote": quote})
+                .to_string(),
+        )
+    };
+    let srv = TestServer::start(
+        vec![
+            rule(
+                "Paper A.",
+                vec![decide(
+                    "include",
+                    None,
+                    "Adults with hypertension were randomised to a statin or placebo.",
+                )],
+            ),
+            rule(
+                "Paper B.",
+                vec![decide(
+                    "exclude",
+                    Some("E1"),
+                    "This narrative review summarises statin trials.",
+                )],
+            ),
+            rule(
+                "Paper C.",
+                vec![decide("unclear", None, "A study of statins.")],
+            ),
+            rule(
+                "Paper D.",
+                vec![decide(
+                    "maybe",
+                    None,
+                    "Children were randomised to exercise.",
+                )],
+            ),
+        ],
+        Duration::ZERO,
+    )
+    .await
+    .unwrap();
+    let proto = dir.path().join("protocol.toml");
+    std::fs::write(
+        &proto,
+        "name = \"statins\"\nquestion = \"Do statins prevent events?\"\ninclusion = [\"randomised trial\", \"adults\"]\nexclusion = [\"a review\"]\n",
+    )
+    .unwrap();
+    let ctx = session(&srv.base_url(), dir.path());
+    let (c, p) = (corpus.display(), proto.display());
+    let t = table(
+        &ctx,
+        &format!(
+            "SELECT regexp_replace(source, '^.*/', '') AS f, decision, criterion, verified, status, \
+             substr(error, 1, 40) AS error FROM screen('{c}', '{p}') ORDER BY f"
+        ),
+    )
+    .await;
+    let want = "\
++--------+----------+-----------+----------+-----------+------------------------------------------+
+| f      | decision | criterion | verified | status    | error                                    |
++--------+----------+-----------+----------+-----------+------------------------------------------+
+| a.txt  | include  |           | true     | ok        |                                          |
+| b.txt  | exclude  | E1        | true     | ok        |                                          |
+| c.txt  | unclear  |           | true     | ok        |                                          |
+| d.txt  |          |           | true     | failed    | the reply gave no decision of include, e |
+| e.docx |          |           | false    | failed    | the file is named .docx but is not a Wor |
+| f.txt  | include  |           | true     | duplicate |                                          |
++--------+----------+-----------+----------+-----------+------------------------------------------+";
+    assert_eq!(t.trim(), want);
+    assert_eq!(srv.count(), 4, "one request per distinct readable document");
+    let prompt = srv.requests()[0].body["messages"][0]["content"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        prompt.contains("I1. randomised trial") && prompt.contains("E1. a review"),
+        "{prompt}"
+    );
+}
