@@ -68,6 +68,12 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             replay_partial,
             interactive,
         } => {
+            if let Some(r) = &replay {
+                eprintln!(
+                    "replaying the model calls recorded in {r}: nothing is sent and no key is needed{}",
+                    if replay_partial { " (requests with no recording fail)" } else { "" }
+                );
+            }
             let settings = Settings {
                 store: (!no_store).then_some(store),
                 config,
@@ -100,9 +106,36 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
     }
 }
 
-#[tokio::main]
-async fn main() -> ExitCode {
-    match run(Cli::parse()).await {
+fn main() -> ExitCode {
+    // DataFusion plans and optimises recursively; a long protocol's SQL needs
+    // more than the default 2 MiB a thread.
+    let rt = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .thread_stack_size(16 << 20)
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("error: cannot start the runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let cli = Cli::parse();
+    let result = std::thread::Builder::new()
+        .stack_size(16 << 20)
+        .spawn(move || rt.block_on(run(cli)))
+        .map(|h| h.join());
+    match result {
+        Ok(Ok(r)) => report(r),
+        _ => {
+            eprintln!("error: quarry stopped unexpectedly");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn report(r: anyhow::Result<()>) -> ExitCode {
+    match r {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("error: {}", one_line(&e.to_string()));

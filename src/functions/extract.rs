@@ -9,11 +9,12 @@ use std::sync::Arc;
 
 use datafusion::catalog::{TableFunctionArgs, TableFunctionImpl, TableProvider};
 use datafusion::common::{plan_err, Result};
-use datafusion::datasource::{MemTable, ViewTable};
+use datafusion::datasource::MemTable;
 use datafusion::execution::SessionState;
 
+use super::staged::staged_table;
 use super::{literal_args, str_arg};
-use crate::review::{render_extract, render_screen, ExtractOutput, Protocol};
+use crate::review::{render_extract, render_screen, split_stages, ExtractOutput, Protocol};
 
 /// Which function this is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -93,10 +94,7 @@ impl TableFunctionImpl for ExtractFn {
         let Some(state) = args.session().as_any().downcast_ref::<SessionState>() else {
             return plan_err!("{usage}: needs a quarry session");
         };
-        let state = state.clone();
-        // Planning touches no I/O (table functions are lazy), so it is safe
-        // to finish here, inside the outer query's planning.
-        let plan = futures::executor::block_on(state.create_logical_plan(&sql))?;
-        Ok(Arc::new(ViewTable::new(plan, Some(sql))))
+        let stages = split_stages(&sql);
+        staged_table(state, stages).map_err(|e| e.context(usage))
     }
 }

@@ -9,6 +9,7 @@ pub mod inventory;
 pub mod llm;
 pub mod model_tables;
 pub mod segment;
+pub mod staged;
 
 use std::collections::BTreeMap;
 use std::fmt;

@@ -2,6 +2,8 @@
 //! backoff, pricing and the trace, around whichever client an endpoint uses.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
+
+use futures::future::{BoxFuture, FutureExt, Shared};
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -73,7 +75,7 @@ pub struct Runtime {
     secrets: Vec<String>,
     replay_strict: bool,
     warned: Mutex<HashSet<String>>,
-    memo: Mutex<HashMap<String, Arc<tokio::sync::OnceCell<Outcome>>>>,
+    memo: Mutex<HashMap<String, Shared<BoxFuture<'static, Outcome>>>>,
 }
 
 /// How the runtime is built.
@@ -302,19 +304,42 @@ impl Runtime {
     /// with repeated prompts) waits for the first answer and gets the same
     /// outcome, success or failure, with no second request and no second
     /// trace row. [`Runtime::begin_statement`] starts a new statement.
-    pub async fn call(&self, req: Request, ctx: &CallContext) -> Outcome {
+    pub async fn call(self: &Arc<Self>, req: Request, ctx: &CallContext) -> Outcome {
         let key = match self.endpoint(ctx.endpoint.as_deref()) {
             Ok(ep) => req.cache_key(&ep.client.endpoint()),
             Err(_) => return self.call_once(req, ctx).await,
         };
-        let cell = self
+        // The first asker starts the request as its own task, so it goes on
+        // even when the plan stops polling that asker (a hash join reads its
+        // build side to the end before it polls the probe side, which may be
+        // waiting for the same answer).
+        let shared = self
             .memo
             .lock()
             .expect("memo lock")
             .entry(key)
-            .or_default()
+            .or_insert_with(|| {
+                let rt = self.clone();
+                let ctx = ctx.clone();
+                let task = tokio::spawn(async move { rt.call_once(req, &ctx).await });
+                async move {
+                    task.await.unwrap_or_else(|e| Outcome {
+                        text: None,
+                        error: Some(ModelError::Transport(format!(
+                            "the request's task stopped: {e}"
+                        ))),
+                        cached: false,
+                        tokens_in: None,
+                        tokens_out: None,
+                        usd: None,
+                        attempts: 0,
+                    })
+                }
+                .boxed()
+                .shared()
+            })
             .clone();
-        cell.get_or_init(|| self.call_once(req, ctx)).await.clone()
+        shared.await
     }
 
     /// Forgets the outcomes of the previous statement, so a request that
@@ -577,16 +602,18 @@ mod tests {
     async fn cache_hits_cost_nothing_and_failures_are_not_cached() {
         let dir = tempfile::tempdir().unwrap();
         let store = Store::open(dir.path().to_str().unwrap()).unwrap();
-        let rt = Runtime::new(
-            Config::parse("").unwrap(),
-            Some(store),
-            Sink::Memory(Default::default()),
-            RuntimeOptions {
-                client: Some(Arc::new(MockClient::new().rule("hi", "hello"))),
-                ..Default::default()
-            },
-        )
-        .unwrap();
+        let rt = Arc::new(
+            Runtime::new(
+                Config::parse("").unwrap(),
+                Some(store),
+                Sink::Memory(Default::default()),
+                RuntimeOptions {
+                    client: Some(Arc::new(MockClient::new().rule("hi", "hello"))),
+                    ..Default::default()
+                },
+            )
+            .unwrap(),
+        );
         let ctx = CallContext {
             stage: "test".into(),
             ..Default::default()

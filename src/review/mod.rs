@@ -175,6 +175,56 @@ pub fn render_screen(src: &str, p: &Protocol) -> String {
         .replace("{{protocol_hash}}", &p.short_hash())
 }
 
+/// Reconciliation `first`: the first chunk's value stands.
+const RESOLVE_FIRST: &str = "firsts AS (
+  SELECT document_id, field, raw, false AS none_chosen, CAST(NULL AS VARCHAR) AS warning
+  FROM valued WHERE k = 1
+),";
+
+/// Reconciliation `model`: the value the verdict chose stands (with its best
+/// quote); if it chose none, the first stands unverified; if the request
+/// failed, the first stands and a warning names the field.
+const RESOLVE_MODEL: &str = "picked AS (
+  SELECT v.document_id, v.field, min(v.k) AS k
+  FROM valued v JOIN verdicts j ON v.document_id = j.document_id AND v.field = j.field
+  WHERE j.ok AND j.chosen IS NOT NULL AND same_value(v.raw, j.chosen)
+  GROUP BY v.document_id, v.field
+),
+firsts AS (
+  SELECT v.document_id, v.field, v.raw,
+         coalesce(j.ok AND p.k IS NULL, false) AS none_chosen,
+         CASE WHEN j.document_id IS NOT NULL AND NOT j.ok
+                THEN 'resolve: the request to choose a value of ' || v.field || ' failed; the first value stands (' || coalesce(j.err, '') || ')'
+              WHEN j.ok AND p.k IS NULL
+                THEN 'resolve: the model chose none of the values of ' || v.field || '; the first stands, unverified'
+         END AS warning
+  FROM valued v
+  LEFT JOIN verdicts j ON v.document_id = j.document_id AND v.field = j.field
+  LEFT JOIN picked p ON v.document_id = p.document_id AND v.field = p.field
+  WHERE v.k = coalesce(p.k, 1)
+),";
+
+/// The JSON schema of an adjudication reply.
+pub fn adjudication_schema() -> Value {
+    json!({"type": "object", "properties": {
+        "value": {"type": ["string", "null"]},
+        "reason": {"type": "string"}
+    }, "required": ["value", "reason"], "additionalProperties": false})
+}
+
+/// The instructions of an adjudication request.
+pub fn adjudication_prompt(p: &Protocol) -> String {
+    format!(
+        "You are checking data extracted from one document for a research synthesis.\n\
+         Protocol: {} ({}).\n\
+         Different parts of the document gave different values for one field. Choose the value the document \
+         supports, copied exactly as listed, or null if none is supported; give a one-sentence reason. Reply \
+         with one JSON object with the keys value and reason.\nField: ",
+        p.name,
+        p.short_hash()
+    )
+}
+
 /// `sql/extract.sql` rendered for `src` and `p`.
 pub fn render_extract(src: &str, p: &Protocol, output: ExtractOutput) -> String {
     let schema = extraction_schema(p).to_string();
@@ -182,25 +232,25 @@ pub fn render_extract(src: &str, p: &Protocol, output: ExtractOutput) -> String 
         .fields
         .iter()
         .enumerate()
-        .map(|(i, f)| format!("('{}', {})", f.name, i + 1))
+        .map(|(i, f)| format!("('{}', {}, '{}')", f.name, i + 1, sql_text(&f.description)))
         .collect::<Vec<_>>()
         .join(", ");
+    let firsts = if p.resolve == "model" {
+        RESOLVE_MODEL
+    } else {
+        RESOLVE_FIRST
+    };
     let base = |k: &str| k.split('(').next().unwrap_or(k).to_string();
-    let typed = p
-        .fields
-        .iter()
-        .map(|f| {
-            format!(
-                "  SELECT c.*, parse_value(c.raw, '{k}')['reason'] AS reason,\n         \
-                 verify_quote(c.quote, c.chunk_text, c.raw, '{b}') AS v\n  \
-                 FROM cells c WHERE c.field = '{n}' AND c.raw IS NOT NULL",
-                k = sql_text(&f.kind),
-                b = base(&f.kind),
-                n = f.name
-            )
-        })
-        .collect::<Vec<_>>()
-        .join("\n  UNION ALL\n");
+    let cases = |f: &dyn Fn(&FieldSpec) -> String| {
+        p.fields
+            .iter()
+            .map(|fd| format!("         WHEN '{}' THEN {}", fd.name, f(fd)))
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    let reason_cases = cases(&|f| format!("parse_value(raw, '{}')['reason']", sql_text(&f.kind)));
+    let verify_cases =
+        cases(&|f| format!("verify_quote(quote, chunk_text, raw, '{}')", base(&f.kind)));
     let columns = p
         .fields
         .iter()
@@ -218,7 +268,7 @@ pub fn render_extract(src: &str, p: &Protocol, output: ExtractOutput) -> String 
         ExtractOutput::Extraction => ("extraction", "source"),
         ExtractOutput::Evidence => ("evidence", "document_id, field"),
     };
-    EXTRACT_SQL
+    let text = EXTRACT_SQL
         .replace("{{src}}", &sql_text(src))
         .replace("{{ingest}}", &sql_text(&p.ingest))
         .replace(
@@ -231,7 +281,17 @@ pub fn render_extract(src: &str, p: &Protocol, output: ExtractOutput) -> String 
         .replace("{{max_tokens}}", &p.segment.max_tokens.to_string())
         .replace("{{overlap_tokens}}", &p.segment.overlap_tokens.to_string())
         .replace("{{fields}}", &fields)
-        .replace("{{typed}}", &typed)
+        .replace("{{reason_cases}}", &reason_cases)
+        .replace("{{verify_cases}}", &verify_cases)
+        .replace("{{firsts}}", firsts)
+        .replace(
+            "{{resolve_prompt}}",
+            &format!("'{}'", sql_text(&adjudication_prompt(p))),
+        )
+        .replace(
+            "{{resolve_schema}}",
+            &sql_text(&adjudication_schema().to_string()),
+        )
         .replace("{{columns}}", &columns)
         .replace(
             "{{require_quote}}",
@@ -239,5 +299,42 @@ pub fn render_extract(src: &str, p: &Protocol, output: ExtractOutput) -> String 
         )
         .replace("{{protocol_hash}}", &p.short_hash())
         .replace("{{output}}", output)
-        .replace("{{order}}", order)
+        .replace("{{order}}", order);
+    if p.resolve == "model" {
+        text
+    } else {
+        drop_stage(&text, "verdicts")
+    }
+}
+
+/// The text without one `-- @stage NAME` section.
+fn drop_stage(text: &str, name: &str) -> String {
+    let mark = format!("-- @stage {name}");
+    let Some(i) = text.find(&mark) else {
+        return text.to_string();
+    };
+    let j = text[i + mark.len()..]
+        .find("-- @")
+        .map_or(text.len(), |j| i + mark.len() + j);
+    format!("{}{}", &text[..i], &text[j..])
+}
+
+/// A rendered template split at its `-- @stage NAME` and `-- @output`
+/// markers (the text before the first marker is commentary).
+pub fn split_stages(text: &str) -> crate::functions::staged::Stages {
+    let mut stages = Vec::new();
+    if !text.contains("\n-- @") {
+        let output = text.trim().trim_end_matches(';').to_string();
+        return crate::functions::staged::Stages { stages, output };
+    }
+    let mut output = String::new();
+    for part in text.split("\n-- @").skip(1) {
+        let (head, body) = part.split_once('\n').unwrap_or((part, ""));
+        let body = body.trim().trim_end_matches(';').to_string();
+        match head.trim().strip_prefix("stage ") {
+            Some(name) => stages.push((name.trim().to_string(), body)),
+            None => output = body,
+        }
+    }
+    crate::functions::staged::Stages { stages, output }
 }

@@ -97,6 +97,7 @@ const TOP: &[&str] = &[
     "ingest",
     "segment",
     "extract",
+    "screen",
     "model",
 ];
 
@@ -485,6 +486,9 @@ name = "blinding"
 description = "Who was blinded"
 type = "enum"
 values = ["open", "single", "double"]
+
+[screen]
+max_tokens = 800
 "#;
 
     #[test]
@@ -493,6 +497,7 @@ values = ["open", "single", "double"]
         assert_eq!(p.fields.len(), 3);
         assert_eq!(p.fields[2].kind, "enum(open, single, double)");
         assert_eq!(p.segment.method, "structural");
+        assert_eq!(p.screen_tokens, 800);
         assert_eq!((p.segment.max_tokens, p.segment.overlap_tokens), (900, 90));
         assert_eq!(p.hash(), Protocol::parse(GOOD, false).unwrap().hash());
         let other = Protocol::parse(&GOOD.replace("Number of", "Count of"), false).unwrap();

@@ -110,3 +110,55 @@ fn interactive_shell_takes_multi_line_statements_and_commands() {
     assert!(s.contains("char_start,Int64"), "describe chunks: {s}");
     assert!(home.path().join(".quarry_history").exists());
 }
+
+/// The README's first command: the bundled protocol over the bundled corpus,
+/// replaying the recorded real run (no key, no server), says it is a replay.
+#[test]
+fn the_quickstart_replays_the_recorded_run() {
+    let store = tempfile::tempdir().unwrap();
+    let out = quarry()
+        .args([
+            "sql",
+            "--replay",
+            "examples/recording",
+            "-f",
+            "examples/quickstart.sql",
+        ])
+        .env("QUARRY_STORE", store.path())
+        .env_remove("OPENAI_API_KEY")
+        .env_remove("OPENAI_BASE_URL")
+        .env_remove("QUARRY_CONFIG")
+        .output()
+        .unwrap();
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("replaying the model calls recorded in examples/recording"),
+        "{stderr}"
+    );
+    for header in [
+        "| decision |",
+        "| n_randomised |",
+        "| n_unverified |",
+        "| verified |",
+    ] {
+        assert!(stdout.contains(header), "{header}: {stdout}");
+    }
+    // Every document of the corpus has an extraction row.
+    for f in [
+        "PMC3321528.docx",
+        "PMC3546023.md",
+        "PMC3654355_table1.csv",
+        "PMC3751573.html",
+        "PMC3751573.pdf",
+        "PMC4486927.txt",
+    ] {
+        assert!(
+            stdout.matches(&format!("| {f}")).count() >= 3,
+            "{f}: {stdout}"
+        );
+    }
+}

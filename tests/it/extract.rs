@@ -549,3 +549,105 @@ async fn screening_decides_every_document_and_never_excludes_an_unread_one() {
         "{prompt}"
     );
 }
+
+/// resolve = "model": one extra request per disagreeing field; the value it
+/// chooses stands; if it fails the first stays with a warning naming the
+/// field; if it chooses none the first stays, unverified.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn resolve_model_adjudicates_disagreements() {
+    use serde_json::json;
+    let dir = tempfile::tempdir().unwrap();
+    let corpus = dir.path().join("corpus");
+    std::fs::create_dir(&corpus).unwrap();
+    let mut rules = Vec::new();
+    for (doc, a, b) in [("M1", 200, 180), ("M2", 300, 280), ("M3", 400, 380)] {
+        std::fs::write(
+            corpus.join(format!("{doc}.txt")),
+            format!("Trial {doc} part one. We enrolled {a} participants. {FILLER}\n\nTrial {doc} part two. In all, {b} participants were analysed. {FILLER}\n"),
+        )
+        .unwrap();
+        rules.push(rule(
+            &format!("Trial {doc} part one."),
+            vec![reply(
+                None,
+                Some((json!(a), &format!("We enrolled {a} participants."))),
+            )],
+        ));
+        rules.push(rule(
+            &format!("Trial {doc} part two."),
+            vec![reply(
+                None,
+                Some((
+                    json!(b),
+                    &format!("In all, {b} participants were analysed."),
+                )),
+            )],
+        ));
+    }
+    rules.push(rule(
+        "- 200 (quote:",
+        vec![Action::Reply(
+            json!({"value": "180", "reason": "the analysed number"}).to_string(),
+        )],
+    ));
+    rules.push(rule("- 300 (quote:", vec![Action::Status(500, None)]));
+    rules.push(rule(
+        "- 400 (quote:",
+        vec![Action::Reply(
+            json!({"value": null, "reason": "neither"}).to_string(),
+        )],
+    ));
+    let srv = TestServer::start(rules, Duration::ZERO).await.unwrap();
+    let proto = dir.path().join("protocol.toml");
+    std::fs::write(
+        &proto,
+        format!("{PROTOCOL}\n[segment]\nmethod = \"paragraph\"\nmax_tokens = 50\noverlap_tokens = 0\n[extract]\nresolve = \"model\"\n"),
+    )
+    .unwrap();
+    let cfg = dir.path().join("quarry.toml");
+    std::fs::write(&cfg, format!("[model]\nname = \"gpt-4o-mini\"\n[endpoints.default]\nbase_url = \"{}\"\nbackoff_initial_ms = 5\nmax_attempts = 1\n", srv.base_url())).unwrap();
+    let ctx = quarry::session(&quarry::Settings {
+        store: Some(dir.path().join("store").display().to_string()),
+        config: Some(cfg),
+        ..Default::default()
+    })
+    .unwrap();
+    let (c, p) = (corpus.display(), proto.display());
+    let t = table(
+        &ctx,
+        &format!(
+            "SELECT regexp_replace(source, '^.*/', '') AS f, n, n_unverified, conflicts, status, warnings \
+             FROM extract('{c}', '{p}') ORDER BY f"
+        ),
+    )
+    .await;
+    let norm: Vec<String> = t
+        .lines()
+        .filter(|l| l.starts_with("| M"))
+        .map(|l| {
+            l.split('|')
+                .map(str::trim)
+                .filter(|c| !c.is_empty())
+                .collect::<Vec<_>>()
+                .join(" | ")
+        })
+        .collect();
+    assert_eq!(norm[0], "M1.txt | 180 | 0 | 1 | ok", "{t}");
+    assert!(norm[1].starts_with("M2.txt | 300 | 0 | 1 | ok | resolve: the request to choose a value of n failed; the first value stands"), "{t}");
+    assert_eq!(norm[2], "M3.txt | 400 | 1 | 1 | ok | resolve: the model chose none of the values of n; the first stands, unverified", "{t}");
+    let e = table(
+        &ctx,
+        &format!("SELECT value, quote, verified FROM evidence('{c}', '{p}') ORDER BY value"),
+    )
+    .await;
+    assert!(
+        e.contains("| 180   | In all, 180 participants were analysed. | true     |"),
+        "{e}"
+    );
+    assert!(
+        e.contains("| 400   | We enrolled 400 participants.           | false    |"),
+        "{e}"
+    );
+    // Six chunk requests and three adjudications, each sent once.
+    assert_eq!(srv.count(), 9);
+}

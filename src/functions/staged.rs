@@ -1,0 +1,176 @@
+//! Running a rendered SQL template in stages: each stage query runs once and
+//! is kept in memory as a table the later stages read, then the output query
+//! streams. DataFusion inlines a CTE at every place it is used, so without
+//! stages the model requests (and the corpus reading) under a CTE would run
+//! once per use; here they run once.
+
+use std::sync::Arc;
+
+use datafusion::arrow::array::{Array, RecordBatch};
+use datafusion::arrow::datatypes::SchemaRef;
+use datafusion::catalog::memory::{
+    MemoryCatalogProvider, MemoryCatalogProviderList, MemorySchemaProvider,
+};
+use datafusion::catalog::streaming::StreamingTable;
+use datafusion::catalog::{CatalogProvider, CatalogProviderList, SchemaProvider, TableProvider};
+use datafusion::common::{DataFusionError, Result};
+use datafusion::datasource::MemTable;
+use datafusion::execution::session_state::SessionStateBuilder;
+use datafusion::execution::{SessionState, TaskContext};
+use datafusion::logical_expr::LogicalPlan;
+use datafusion::physical_plan::stream::RecordBatchStreamAdapter;
+use datafusion::physical_plan::streaming::PartitionStream;
+use datafusion::physical_plan::{
+    collect, execute_stream, ExecutionPlan, SendableRecordBatchStream,
+};
+use futures::{StreamExt, TryStreamExt};
+
+/// Stack for planning a rendered template (DataFusion's planner recurses).
+const PLAN_STACK: usize = 64 << 20;
+
+/// A query split into stages.
+#[derive(Debug, Clone)]
+pub struct Stages {
+    /// `(table name, query)`, run in order.
+    pub stages: Vec<(String, String)>,
+    /// The query whose rows are the table's.
+    pub output: String,
+}
+
+/// A session like `base` with an empty catalog of its own (the functions
+/// stay), so stage tables never touch the user's catalog.
+fn private_state(base: &SessionState) -> Result<(SessionState, Arc<MemorySchemaProvider>)> {
+    let opts = base.config_options();
+    let (cat, sch) = (
+        opts.catalog.default_catalog.clone(),
+        opts.catalog.default_schema.clone(),
+    );
+    let schema = Arc::new(MemorySchemaProvider::new());
+    let catalog = Arc::new(MemoryCatalogProvider::new());
+    catalog.register_schema(&sch, schema.clone())?;
+    let list = Arc::new(MemoryCatalogProviderList::new());
+    list.register_catalog(cat, catalog);
+    let state = SessionStateBuilder::new_from_existing(base.clone())
+        .with_catalog_list(list)
+        .build();
+    Ok((state, schema))
+}
+
+/// Plans on a thread with room for DataFusion's recursion.
+fn on_big_stack<T: Send + 'static>(f: impl FnOnce() -> Result<T> + Send + 'static) -> Result<T> {
+    std::thread::Builder::new()
+        .name("quarry-plan".into())
+        .stack_size(PLAN_STACK)
+        .spawn(f)
+        .map_err(|e| DataFusionError::Execution(format!("cannot start planning: {e}")))?
+        .join()
+        .map_err(|_| DataFusionError::Execution("planning the rendered SQL stopped".into()))?
+}
+
+fn logical(state: &SessionState, sql: &str) -> Result<LogicalPlan> {
+    let (state, sql) = (state.clone(), sql.to_string());
+    on_big_stack(move || futures::executor::block_on(state.create_logical_plan(&sql)))
+}
+
+fn physical(state: &SessionState, plan: LogicalPlan) -> Result<Arc<dyn ExecutionPlan>> {
+    let state = state.clone();
+    on_big_stack(move || futures::executor::block_on(state.create_physical_plan(&plan)))
+}
+
+/// The table a staged query gives, planned (not run) now so its schema and
+/// its errors are known at planning.
+pub fn staged_table(base: &SessionState, stages: Stages) -> Result<Arc<dyn TableProvider>> {
+    let (state, tables) = private_state(base)?;
+    for (name, sql) in &stages.stages {
+        let plan = logical(&state, sql).map_err(|e| e.context(format!("stage {name}")))?;
+        let schema: SchemaRef = Arc::new(plan.schema().as_arrow().clone());
+        tables.register_table(
+            name.clone(),
+            Arc::new(MemTable::try_new(schema, vec![vec![]])?),
+        )?;
+    }
+    let schema: SchemaRef = Arc::new(logical(&state, &stages.output)?.schema().as_arrow().clone());
+    let part = StagedPartition {
+        base: base.clone(),
+        stages,
+        schema: schema.clone(),
+    };
+    Ok(Arc::new(StreamingTable::try_new(
+        schema,
+        vec![Arc::new(part)],
+    )?))
+}
+
+/// A batch with the declared schema's column types.
+fn conform(batch: RecordBatch, schema: &SchemaRef) -> Result<RecordBatch> {
+    if batch.schema().fields() == schema.fields() {
+        return Ok(batch);
+    }
+    let cols = batch
+        .columns()
+        .iter()
+        .zip(schema.fields())
+        .map(|(c, f)| {
+            if c.data_type() == f.data_type() {
+                Ok(c.clone())
+            } else {
+                Ok(datafusion::arrow::compute::cast(c, f.data_type())?)
+            }
+        })
+        .collect::<Result<Vec<_>>>()?;
+    Ok(RecordBatch::try_new_with_options(
+        schema.clone(),
+        cols,
+        &datafusion::arrow::record_batch::RecordBatchOptions::new()
+            .with_row_count(Some(batch.num_rows())),
+    )?)
+}
+
+struct StagedPartition {
+    base: SessionState,
+    stages: Stages,
+    schema: SchemaRef,
+}
+
+impl std::fmt::Debug for StagedPartition {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let names: Vec<&str> = self.stages.stages.iter().map(|(n, _)| n.as_str()).collect();
+        f.debug_struct("StagedPartition")
+            .field("stages", &names)
+            .finish()
+    }
+}
+
+impl PartitionStream for StagedPartition {
+    fn schema(&self) -> &SchemaRef {
+        &self.schema
+    }
+
+    fn execute(&self, ctx: Arc<TaskContext>) -> SendableRecordBatchStream {
+        let (base, stages) = (self.base.clone(), self.stages.clone());
+        let run = async move {
+            let (state, tables) = private_state(&base)?;
+            for (name, sql) in &stages.stages {
+                let plan = physical(&state, logical(&state, sql)?)?;
+                let schema = plan.schema();
+                let batches = collect(plan, ctx.clone())
+                    .await
+                    .map_err(|e| e.context(format!("stage {name}")))?;
+                tables.register_table(
+                    name.clone(),
+                    Arc::new(MemTable::try_new(schema, vec![batches])?),
+                )?;
+            }
+            let plan = physical(&state, logical(&state, &stages.output)?)?;
+            execute_stream(plan, ctx)
+        };
+        // The plan made now may type a column differently (Utf8View for
+        // Utf8) from the one the table declared at planning: cast to it.
+        let declared = self.schema.clone();
+        let stream = futures::stream::once(run)
+            .try_flatten()
+            .map(move |b| b.and_then(|b| conform(b, &declared)))
+            .boxed();
+        Box::pin(RecordBatchStreamAdapter::new(self.schema.clone(), stream))
+    }
+}
