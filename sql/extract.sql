@@ -8,7 +8,7 @@
 -- stage on its own, change one. Requests are cached in the store, so
 -- running the steps again costs nothing.
 
--- @stage cells
+{{screened_stage}}-- @stage cells
 -- One request per chunk (every chunk is read; no retrieval step can skip
 -- the sentence that holds a value), each reply read against the schema
 -- with nothing repaired, then one row per chunk and field: the value given,
@@ -25,7 +25,7 @@ asked AS (
 """', '{{schema}}',
                   'stage=extract, document=' || c.document_id
                   || ', label=chunk ' || CAST(c.chunk_id AS VARCHAR) || '{{llm_options}}') AS r
-  FROM chunks('{{src}}', '{{method}}', {{max_tokens}}, {{overlap_tokens}}, '{{ingest}}') c
+  FROM {{chunk_source}} c
 ),
 parsed AS (
   SELECT document_id, chunk_id, text, char_start, page_start, section,
@@ -87,6 +87,7 @@ WITH
 docs AS (
   SELECT document_id, source, status AS doc_status, duplicate_of, error AS doc_error
   FROM documents('{{src}}', '{{ingest}}')
+  {{only_included}}
 ),
 -- What counts as a value: readable as its type; "None"/"N/A" only when its
 -- quote verifies and says so itself.

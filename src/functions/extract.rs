@@ -14,7 +14,7 @@ use datafusion::execution::SessionState;
 
 use super::staged::staged_table;
 use super::{literal_args, str_arg};
-use crate::review::{render_extract, render_screen, split_stages, ExtractOutput, Protocol};
+use crate::review::{render_extract, render_screen, split_stages, ExtractOutput, Protocol, Scope};
 
 /// Which function this is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -41,9 +41,9 @@ pub struct ExtractFn {
 impl ExtractFn {
     fn usage(&self) -> &'static str {
         match self.kind {
-            Kind::Extract => "extract(src, protocol)",
-            Kind::Evidence => "evidence(src, protocol)",
-            Kind::Sql => "extract_sql(src, protocol)",
+            Kind::Extract => "extract(src, protocol [, 'included'])",
+            Kind::Evidence => "evidence(src, protocol [, 'included'])",
+            Kind::Sql => "extract_sql(src, protocol [, 'included'])",
             Kind::Screen => "screen(src, protocol)",
             Kind::ScreenSql => "screen_sql(src, protocol)",
         }
@@ -54,12 +54,31 @@ impl TableFunctionImpl for ExtractFn {
     fn call_with_args(&self, args: TableFunctionArgs) -> Result<Arc<dyn TableProvider>> {
         let usage = self.usage();
         let vals = literal_args(&args)?;
-        if vals.len() != 2 {
+        let max_args = if matches!(self.kind, Kind::Extract | Kind::Evidence | Kind::Sql) {
+            3
+        } else {
+            2
+        };
+        if vals.len() < 2 || vals.len() > max_args {
             return plan_err!(
-                "{usage}: takes 2 arguments (a source and a protocol file), got {}",
+                "{usage}: takes a source and a protocol file{}, got {} argument(s)",
+                if max_args == 3 {
+                    " (and optionally 'included')"
+                } else {
+                    ""
+                },
                 vals.len()
             );
         }
+        let scope = match str_arg(&vals, 2, usage, "the scope")?.as_deref() {
+            None | Some("all") => Scope::All,
+            Some("included") => Scope::Included,
+            Some(other) => {
+                return plan_err!(
+                    "{usage}: the third argument is 'included' (only what the protocol's screening includes) or 'all', got '{other}'"
+                )
+            }
+        };
         let Some(src) = str_arg(&vals, 0, usage, "the source")? else {
             return plan_err!("{usage}: the source is missing");
         };
@@ -73,12 +92,20 @@ impl TableFunctionImpl for ExtractFn {
                 "{usage}: the protocol {path} has no inclusion or exclusion criteria to screen by"
             );
         }
+        if scope == Scope::Included
+            && protocol.inclusion.is_empty()
+            && protocol.exclusion.is_empty()
+        {
+            return plan_err!("{usage}: 'included' needs a protocol with inclusion or exclusion criteria; {path} has none");
+        }
         if !screening && protocol.fields.is_empty() {
             return plan_err!("{usage}: the protocol {path} has no [[fields]] to extract");
         }
         let sql = match self.kind {
-            Kind::Evidence => render_extract(&src, &protocol, ExtractOutput::Evidence),
-            Kind::Extract | Kind::Sql => render_extract(&src, &protocol, ExtractOutput::Extraction),
+            Kind::Evidence => render_extract(&src, &protocol, ExtractOutput::Evidence, scope),
+            Kind::Extract | Kind::Sql => {
+                render_extract(&src, &protocol, ExtractOutput::Extraction, scope)
+            }
             Kind::Screen | Kind::ScreenSql => render_screen(&src, &protocol),
         };
         if matches!(self.kind, Kind::Sql | Kind::ScreenSql) {

@@ -13,6 +13,17 @@ pub const EXTRACT_SQL: &str = include_str!("../../sql/extract.sql");
 /// The screening steps, as shipped in `sql/screen.sql`.
 pub const SCREEN_SQL: &str = include_str!("../../sql/screen.sql");
 
+/// Which documents extraction reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Scope {
+    /// Every document of the source.
+    #[default]
+    All,
+    /// Only those the protocol's screening includes (the screening runs
+    /// first, as a stage, and carries forward).
+    Included,
+}
+
 /// Which table of the extraction template to return.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ExtractOutput {
@@ -226,7 +237,31 @@ pub fn adjudication_prompt(p: &Protocol) -> String {
 }
 
 /// `sql/extract.sql` rendered for `src` and `p`.
-pub fn render_extract(src: &str, p: &Protocol, output: ExtractOutput) -> String {
+pub fn render_extract(src: &str, p: &Protocol, output: ExtractOutput, scope: Scope) -> String {
+    let chunks = format!(
+        "chunks('{}', '{}', {}, {}, '{}')",
+        sql_text(src),
+        p.segment.method,
+        p.segment.max_tokens,
+        p.segment.overlap_tokens,
+        sql_text(&p.ingest)
+    );
+    let included =
+        "WHERE document_id IN (SELECT document_id FROM screened WHERE decision = 'include')";
+    // The chunks to read are a stage of their own when screening filters
+    // them: a filter after a model call does not stop the call.
+    let (screened_stage, only_included, chunk_source) = match scope {
+        Scope::All => (String::new(), String::new(), chunks),
+        Scope::Included => (
+            format!(
+                "-- @stage screened\n-- The screening, first: only what it includes is extracted.\n{};\n\n\
+                 -- @stage todo\n-- The chunks of the included documents.\nSELECT * FROM {chunks}\n{included};\n\n",
+                render_screen(src, p).trim().trim_end_matches(';')
+            ),
+            included.to_string(),
+            "todo".to_string(),
+        ),
+    };
     let schema = extraction_schema(p).to_string();
     let fields = p
         .fields
@@ -281,6 +316,9 @@ pub fn render_extract(src: &str, p: &Protocol, output: ExtractOutput) -> String 
         .replace("{{max_tokens}}", &p.segment.max_tokens.to_string())
         .replace("{{overlap_tokens}}", &p.segment.overlap_tokens.to_string())
         .replace("{{fields}}", &fields)
+        .replace("{{screened_stage}}", &screened_stage)
+        .replace("{{only_included}}", &only_included)
+        .replace("{{chunk_source}}", &chunk_source)
         .replace("{{reason_cases}}", &reason_cases)
         .replace("{{verify_cases}}", &verify_cases)
         .replace("{{firsts}}", firsts)

@@ -651,3 +651,105 @@ async fn resolve_model_adjudicates_disagreements() {
     // Six chunk requests and three adjudications, each sent once.
     assert_eq!(srv.count(), 9);
 }
+
+/// extract(src, protocol, 'included'): the screening runs first and only
+/// what it includes is extracted.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn extraction_of_what_the_screening_included() {
+    use serde_json::json;
+    let dir = tempfile::tempdir().unwrap();
+    let corpus = dir.path().join("corpus");
+    std::fs::create_dir(&corpus).unwrap();
+    std::fs::write(
+        corpus.join("a.txt"),
+        "Paper A. We ran a randomised controlled trial. We enrolled 120 participants.",
+    )
+    .unwrap();
+    std::fs::write(
+        corpus.join("b.txt"),
+        "Paper B. This narrative review summarises trials.",
+    )
+    .unwrap();
+    let screen_reply = |d: &str, q: &str| {
+        Action::Reply(
+            json!({"decision": d, "reason": "r", "criterion": null, "quote": q}).to_string(),
+        )
+    };
+    let srv = TestServer::start(
+        vec![
+            rule(
+                "Document:\n\"\"\"\nPaper A.",
+                vec![screen_reply(
+                    "include",
+                    "We ran a randomised controlled trial.",
+                )],
+            ),
+            rule(
+                "Document:\n\"\"\"\nPaper B.",
+                vec![screen_reply(
+                    "exclude",
+                    "This narrative review summarises trials.",
+                )],
+            ),
+            rule(
+                "Excerpt:\n\"\"\"\nPaper A.",
+                vec![reply(
+                    Some((
+                        "randomised controlled trial",
+                        "We ran a randomised controlled trial.",
+                    )),
+                    Some((json!(120), "We enrolled 120 participants.")),
+                )],
+            ),
+        ],
+        Duration::ZERO,
+    )
+    .await
+    .unwrap();
+    let proto = dir.path().join("protocol.toml");
+    std::fs::write(
+        &proto,
+        format!("inclusion = [\"a randomised trial\"]\n{PROTOCOL}"),
+    )
+    .unwrap();
+    let ctx = session(&srv.base_url(), dir.path());
+    let (c, p) = (corpus.display(), proto.display());
+    let t = table(
+        &ctx,
+        &format!("SELECT regexp_replace(source, '^.*/', '') AS f, design, n, status FROM extract('{c}', '{p}', 'included')"),
+    )
+    .await;
+    assert_eq!(
+        t.trim(),
+        "+-------+-----------------------------+-----+--------+
+| f     | design                      | n   | status |
++-------+-----------------------------+-----+--------+
+| a.txt | randomised controlled trial | 120 | ok     |
++-------+-----------------------------+-----+--------+"
+    );
+    let seen: Vec<String> = srv
+        .requests()
+        .iter()
+        .map(|r| {
+            let m = r.body["messages"][0]["content"]
+                .as_str()
+                .unwrap_or_default();
+            m.chars()
+                .skip(m.chars().count().saturating_sub(80))
+                .collect()
+        })
+        .collect();
+    assert_eq!(
+        srv.count(),
+        3,
+        "two screening requests and one extraction request: {seen:#?}"
+    );
+    let err = sql(
+        &ctx,
+        &format!("SELECT * FROM extract('{c}', '{p}', 'some')"),
+    )
+    .await
+    .unwrap_err()
+    .to_string();
+    assert!(err.contains("'included'"), "{err}");
+}
