@@ -91,7 +91,9 @@ async fn main() {
              [segment]\nmethod = \"paragraph\"\nmax_tokens = 60\noverlap_tokens = 0\n[model]\nname = \"bench\"\n",
         )
         .unwrap();
-        let srv = TestServer::start(vec![], latency).await.unwrap();
+        let srv = TestServer::start_with(vec![], latency, false)
+            .await
+            .unwrap();
         let cfg = dir.path().join("quarry.toml");
         std::fs::write(
             &cfg,

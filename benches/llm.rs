@@ -47,7 +47,9 @@ async fn main() {
     );
     for c in [1usize, 16, 128] {
         let n = if c == 1 { n1 } else { n };
-        let srv = TestServer::start(vec![], latency).await.expect("server");
+        let srv = TestServer::start_with(vec![], latency, false)
+            .await
+            .expect("server");
         let dir = tempfile::tempdir().unwrap();
         let cfg = dir.path().join("quarry.toml");
         std::fs::write(

@@ -80,6 +80,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
                 replay,
                 replay_partial,
                 client: None,
+                progress: std::io::stderr().is_terminal(),
             };
             let ctx = quarry::session(&settings)?;
             let mut out = std::io::stdout().lock();

@@ -25,7 +25,10 @@ pub async fn run_sql(
         let plan = ctx.state().statement_to_plan(stmt).await?;
         let df = ctx.execute_logical_plan(plan).await?;
         let schema = std::sync::Arc::new(df.schema().as_arrow().clone());
-        let batches: Vec<RecordBatch> = df.collect().await?;
+        let batches: Result<Vec<RecordBatch>> = df.collect().await;
+        // Ends the progress line before the table is printed.
+        crate::session::begin_statement(ctx);
+        let batches = batches?;
         write(out, schema, &batches, format)?;
     }
     Ok(())

@@ -47,6 +47,8 @@ pub struct Settings {
     pub replay_partial: bool,
     /// A client for every endpoint (a mock, or a user's own transport).
     pub client: Option<Arc<dyn ModelClient>>,
+    /// Show model-call progress on stderr (for an interactive terminal).
+    pub progress: bool,
 }
 
 /// A session with every quarry function registered.
@@ -70,6 +72,7 @@ pub fn session(settings: &Settings) -> Result<SessionContext> {
             client,
             replay_strict: settings.replay.is_some() && !settings.replay_partial,
             no_cache: false,
+            progress: settings.progress,
         },
     )?);
     cfg = cfg.with_extension(runtime.clone());

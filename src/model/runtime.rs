@@ -76,6 +76,7 @@ pub struct Runtime {
     replay_strict: bool,
     warned: Mutex<HashSet<String>>,
     memo: Mutex<HashMap<String, Shared<BoxFuture<'static, Outcome>>>>,
+    progress: Option<Mutex<Progress>>,
 }
 
 /// How the runtime is built.
@@ -88,6 +89,38 @@ pub struct RuntimeOptions {
     pub replay_strict: bool,
     /// Use no response cache even with a store.
     pub no_cache: bool,
+    /// Keep one line on stderr up to date with calls, spend and time (for
+    /// an interactive terminal).
+    pub progress: bool,
+}
+
+/// Counts for the progress line.
+#[derive(Debug, Default)]
+struct Progress {
+    started: Option<Instant>,
+    shown: Option<Instant>,
+    calls: u64,
+    cached: u64,
+    failed: u64,
+    usd: f64,
+    usd_unknown: bool,
+    stage: String,
+}
+
+impl Progress {
+    fn line(&self, now: Instant) -> String {
+        format!(
+            "\r{}: {} calls ({} cached, {} failed), ${:.4}{}, {:.0}s   ",
+            self.stage,
+            self.calls,
+            self.cached,
+            self.failed,
+            self.usd,
+            if self.usd_unknown { " + unknown" } else { "" },
+            self.started
+                .map_or(0.0, |s| now.duration_since(s).as_secs_f64())
+        )
+    }
 }
 
 fn new_run_id() -> String {
@@ -139,6 +172,7 @@ impl Runtime {
             replay_strict: opts.replay_strict,
             warned: Mutex::new(HashSet::new()),
             memo: Mutex::new(HashMap::new()),
+            progress: opts.progress.then(Default::default),
         })
     }
 
@@ -339,13 +373,45 @@ impl Runtime {
                 .shared()
             })
             .clone();
-        shared.await
+        let out = shared.await;
+        self.show_progress(&ctx.stage, &out);
+        out
     }
 
     /// Forgets the outcomes of the previous statement, so a request that
     /// failed can be tried again (successes stay in the store's cache).
     pub fn begin_statement(&self) {
         self.memo.lock().expect("memo lock").clear();
+        if let Some(p) = &self.progress {
+            let mut p = p.lock().expect("progress lock");
+            if p.shown.is_some() {
+                eprintln!("{}", p.line(Instant::now()));
+            }
+            *p = Progress::default();
+        }
+    }
+
+    /// Updates the progress line (at most every half second).
+    fn show_progress(&self, stage: &str, out: &Outcome) {
+        let Some(p) = &self.progress else { return };
+        let mut p = p.lock().expect("progress lock");
+        let now = Instant::now();
+        p.started.get_or_insert(now);
+        p.stage = stage.to_string();
+        p.calls += 1;
+        p.cached += out.cached as u64;
+        p.failed += !out.ok() as u64;
+        match out.usd {
+            Some(u) => p.usd += u,
+            None => p.usd_unknown = true,
+        }
+        if p.shown
+            .is_some_and(|t| now.duration_since(t) < Duration::from_millis(500))
+        {
+            return;
+        }
+        p.shown = Some(now);
+        eprint!("{}", p.line(now));
     }
 
     async fn call_once(&self, req: Request, ctx: &CallContext) -> Outcome {
