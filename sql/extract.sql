@@ -23,7 +23,7 @@ asked AS (
   SELECT c.document_id, c.chunk_id, c.text, c.char_start, c.page_start, c.section,
          llm_json_detail({{prompt}} || c.text || '
 """', '{{schema}}',
-                  'stage=extract, document=' || c.document_id
+                  'stage=extract, resume=true, document=' || c.document_id
                   || ', label=chunk ' || CAST(c.chunk_id AS VARCHAR) || '{{llm_options}}') AS r
   FROM {{chunk_source}} c
 ),
@@ -75,7 +75,7 @@ adjudicated AS (
          llm_json_detail({{resolve_prompt}} || field || ' (' || description || ').
 Values given, each with the sentence given for it:
 ' || listing, '{{resolve_schema}}',
-                         'stage=resolve, document=' || document_id || ', label=' || field || '{{llm_options}}') AS r
+                         'stage=resolve, resume=true, document=' || document_id || ', label=' || field || '{{llm_options}}') AS r
   FROM disputed
 )
 SELECT document_id, field, r['ok'] AS ok, r['error'] AS err,

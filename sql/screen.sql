@@ -14,7 +14,7 @@ docs AS (
 asked AS (
   SELECT d.document_id, d.text AS doc_text,
          llm_json_detail({{prompt}} || substr(d.text, 1, {{max_chars}}) || '
-"""', '{{schema}}', 'stage=screen, document=' || d.document_id || '{{llm_options}}') AS r
+"""', '{{schema}}', 'stage=screen, resume=true, document=' || d.document_id || '{{llm_options}}') AS r
   FROM docs d
   WHERE d.doc_status = 'ok'
 ),

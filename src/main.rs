@@ -49,6 +49,10 @@ enum Command {
         /// With --replay: a request with no recording is a failed call (NULL) instead of an error.
         #[arg(long, requires = "replay")]
         replay_partial: bool,
+        /// Send screening/extraction requests that failed in an earlier run again (by default a run
+        /// started again over the same store restores their failures, so it finishes with the same tables).
+        #[arg(long)]
+        retry_failed: bool,
         /// Open the interactive shell even when standard input is not a terminal.
         #[arg(short = 'i', long)]
         interactive: bool,
@@ -66,6 +70,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             config,
             replay,
             replay_partial,
+            retry_failed,
             interactive,
         } => {
             if let Some(r) = &replay {
@@ -81,6 +86,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
                 replay_partial,
                 client: None,
                 progress: std::io::stderr().is_terminal(),
+                retry_failed,
             };
             let ctx = quarry::session(&settings)?;
             let mut out = std::io::stdout().lock();

@@ -49,6 +49,9 @@ pub struct Settings {
     pub client: Option<Arc<dyn ModelClient>>,
     /// Show model-call progress on stderr (for an interactive terminal).
     pub progress: bool,
+    /// Send screening and extraction requests that failed in an earlier run
+    /// again (by default a run started again restores their failures).
+    pub retry_failed: bool,
 }
 
 /// A session with every quarry function registered.
@@ -73,6 +76,7 @@ pub fn session(settings: &Settings) -> Result<SessionContext> {
             replay_strict: settings.replay.is_some() && !settings.replay_partial,
             no_cache: false,
             progress: settings.progress,
+            retry_failed: settings.retry_failed,
         },
     )?);
     cfg = cfg.with_extension(runtime.clone());

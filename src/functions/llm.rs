@@ -30,6 +30,7 @@ use super::parse_options;
 use crate::model::{Api, CallContext, Message, ModelError, Outcome, Request, Runtime};
 
 const OPTIONS: &[&str] = &[
+    "resume",
     "model",
     "max_output",
     "temperature",
@@ -140,6 +141,11 @@ impl RowOptions {
         if let Some(v) = self.map.get("api") {
             if Api::parse(v).is_none() {
                 return plan_err!("{usage}: api must be chat or responses, got '{v}'");
+            }
+        }
+        if let Some(v) = self.map.get("resume") {
+            if parse_bool(v).is_none() {
+                return plan_err!("{usage}: resume must be true or false, got '{v}'");
             }
         }
         if let Some(v) = self.map.get("detail") {
@@ -340,6 +346,7 @@ impl AsyncScalarUDFImpl for Llm {
                     .cloned()
                     .unwrap_or_else(|| self.name().to_string()),
                 label: o.get("label").cloned(),
+                resume: o.get("resume").and_then(|v| parse_bool(v)).unwrap_or(false),
                 endpoint,
             };
             requests.push((i, req, ctx));

@@ -193,6 +193,9 @@ pub enum ModelError {
         /// The request's content hash.
         hash: String,
     },
+    /// A failure an earlier run of a resumable request recorded, restored.
+    #[error("{0}")]
+    Restored(String),
     /// A replayed failure: the recording holds this error for the request.
     #[error("recorded_failure: {0}")]
     Recorded(String),
@@ -235,6 +238,7 @@ impl ModelError {
             Self::Malformed(_) => "malformed_reply",
             Self::ReplayMiss { .. } => "replay_miss",
             Self::Recorded(_) => "recorded_failure",
+            Self::Restored(_) => "restored_failure",
             Self::CallCap(_) => "call_cap_reached",
             Self::CostCap(_) => "cost_cap_reached",
         }

@@ -28,6 +28,10 @@ pub struct CallContext {
     pub label: Option<String>,
     /// The endpoint name (default when `None`).
     pub endpoint: Option<String>,
+    /// Part of a resumable run (screening, extraction): a failure is kept in
+    /// the store too, so a run started again gives the same result without
+    /// sending the request again.
+    pub resume: bool,
 }
 
 /// What a call came to.
@@ -77,6 +81,8 @@ pub struct Runtime {
     warned: Mutex<HashSet<String>>,
     memo: Mutex<HashMap<String, Shared<BoxFuture<'static, Outcome>>>>,
     progress: Option<Mutex<Progress>>,
+    store: Option<Store>,
+    retry_failed: bool,
 }
 
 /// How the runtime is built.
@@ -92,7 +98,13 @@ pub struct RuntimeOptions {
     /// Keep one line on stderr up to date with calls, spend and time (for
     /// an interactive terminal).
     pub progress: bool,
+    /// Send resumable requests that failed in an earlier run again instead
+    /// of restoring their failure.
+    pub retry_failed: bool,
 }
+
+/// Where the failures of resumable requests are kept in a store.
+pub const FAILURES_DIR: &str = "failures";
 
 /// Counts for the progress line.
 #[derive(Debug, Default)]
@@ -157,6 +169,7 @@ impl Runtime {
                 },
             );
         }
+        let store_for_journal = store.clone();
         let sink = match &store {
             Some(s) => Sink::Store(s.clone()),
             None => memory,
@@ -173,6 +186,8 @@ impl Runtime {
             warned: Mutex::new(HashSet::new()),
             memo: Mutex::new(HashMap::new()),
             progress: opts.progress.then(Default::default),
+            store: store_for_journal,
+            retry_failed: opts.retry_failed,
         })
     }
 
@@ -453,6 +468,17 @@ impl Runtime {
                 return out;
             }
         }
+        if ctx.resume && !self.retry_failed {
+            if let Some(error) = self.journal_get(&key).await {
+                let mut row = self.row(call_id, 0, &key, &req, ctx, endpoint);
+                row.cached = true;
+                row.error = Some(error.clone());
+                self.record(row).await;
+                out.error = Some(ModelError::Restored(error));
+                out.cached = true;
+                return out;
+            }
+        }
         let worst = self.worst_usd(&req);
         let reservation = match self.rails.reserve(ctx.document_id.as_deref(), worst) {
             Ok(r) => r,
@@ -522,6 +548,9 @@ impl Runtime {
                         .await;
                         continue;
                     }
+                    if ctx.resume && !matches!(e, ModelError::ReplayMiss { .. }) {
+                        self.journal_put(&key, &e.to_string()).await;
+                    }
                     out.error = Some(e);
                     break;
                 }
@@ -530,6 +559,33 @@ impl Runtime {
         out.usd = spent;
         self.rails.settle(reservation, true, spent);
         out
+    }
+
+    /// The failure an earlier run recorded for a resumable request.
+    async fn journal_get(&self, key: &str) -> Option<String> {
+        let store = self.store.as_ref()?;
+        let bytes = store
+            .get(&format!("{FAILURES_DIR}/{}/{key}.txt", &key[..2]))
+            .await
+            .ok()??;
+        String::from_utf8(bytes.to_vec()).ok()
+    }
+
+    /// Keeps a resumable request's failure for a run started again.
+    async fn journal_put(&self, key: &str, error: &str) {
+        let Some(store) = &self.store else { return };
+        let error = self.redact(error.to_string());
+        if let Err(e) = store
+            .put(
+                &format!("{FAILURES_DIR}/{}/{key}.txt", &key[..2]),
+                error.into_bytes(),
+            )
+            .await
+        {
+            self.warn_once("journal", || {
+                format!("a failure could not be kept for resuming: {e}")
+            });
+        }
     }
 
     /// Writes the trace rows not yet written.

@@ -63,6 +63,7 @@ struct State {
     /// only count, so the server's memory does not count as quarry's).
     keep: bool,
     count: AtomicUsize,
+    answered: Mutex<Vec<Value>>,
     taken: Mutex<HashMap<usize, usize>>,
     seen: Mutex<Vec<Seen>>,
     in_flight: AtomicUsize,
@@ -134,6 +135,12 @@ impl TestServer {
     /// How many requests arrived.
     pub fn count(&self) -> usize {
         self.state.count.load(Ordering::SeqCst)
+    }
+
+    /// The bodies of the requests answered (with a status or a reply, not a
+    /// dropped or cut connection), in order.
+    pub fn answered(&self) -> Vec<Value> {
+        self.state.answered.lock().expect("answered").clone()
     }
 
     /// The most requests that were in flight at once.
@@ -213,6 +220,9 @@ async fn serve(mut sock: TcpStream, st: Arc<State>, latency: Duration) -> std::i
         tokio::time::sleep(latency).await;
         let res = answer(&mut sock, &path, &body, action).await;
         st.in_flight.fetch_sub(1, Ordering::SeqCst);
+        if st.keep && matches!(res, Ok(true)) {
+            st.answered.lock().expect("answered").push(body.clone());
+        }
         if !res? {
             return Ok(());
         }

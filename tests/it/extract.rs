@@ -753,3 +753,160 @@ async fn extraction_of_what_the_screening_included() {
     .to_string();
     assert!(err.contains("'included'"), "{err}");
 }
+
+/// A run killed with SIGKILL in the middle and started again finishes with
+/// the same tables as an uninterrupted run, and no request that was
+/// answered is sent again (successes come from the cache, failures from the
+/// store's record of them).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_killed_run_started_again_ends_with_the_same_tables() {
+    use serde_json::json;
+    let dir = tempfile::tempdir().unwrap();
+    let corpus = dir.path().join("corpus");
+    std::fs::create_dir(&corpus).unwrap();
+    let rules = |hang: bool| {
+        let mut r = Vec::new();
+        for i in 0..30 {
+            std::fs::write(
+                corpus.join(format!("k{i:02}.txt")),
+                format!("Trial K{i:02}. We enrolled {} participants.", 50 + i),
+            )
+            .unwrap();
+            let ok = reply(
+                None,
+                Some((
+                    json!(50 + i),
+                    &format!("We enrolled {} participants.", 50 + i),
+                )),
+            );
+            let actions = match i {
+                15 if hang => vec![
+                    Action::Sleep(Duration::from_secs(120), Box::new(ok.clone())),
+                    ok,
+                ],
+                25.. => vec![Action::Status(500, None)],
+                _ => vec![ok],
+            };
+            r.push(rule(&format!("Trial K{i:02}."), actions));
+        }
+        r
+    };
+    let proto = dir.path().join("protocol.toml");
+    std::fs::write(&proto, PROTOCOL).unwrap();
+    let (c, p) = (corpus.display().to_string(), proto.display().to_string());
+    let queries = [
+        format!("SELECT regexp_replace(source, '^.*/', '') AS f, n, n_filled, n_unverified, status, error FROM extract('{c}', '{p}') ORDER BY f"),
+        format!("SELECT field, value, quote, verified FROM evidence('{c}', '{p}') ORDER BY value"),
+    ];
+    let run = |url: &str, store: &Path| {
+        let cfg = store.with_extension("toml");
+        std::fs::write(&cfg, format!("[model]\nname = \"gpt-4o-mini\"\n[endpoints.default]\nbase_url = \"{url}\"\nmax_in_flight = 2\nmax_attempts = 1\n")).unwrap();
+        let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_quarry"));
+        cmd.args([
+            "sql",
+            "--store",
+            &store.display().to_string(),
+            "--config",
+            &cfg.display().to_string(),
+        ]);
+        for q in &queries {
+            cmd.args(["-c", q]);
+        }
+        cmd.env_remove("OPENAI_API_KEY")
+            .env_remove("OPENAI_BASE_URL")
+            .env_remove("QUARRY_MODEL");
+        cmd.stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped());
+        cmd
+    };
+    // Uninterrupted.
+    let a = TestServer::start(rules(false), Duration::ZERO)
+        .await
+        .unwrap();
+    let out = run(&a.base_url(), &dir.path().join("a")).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // The two servers differ only in their port.
+    let port = regex::Regex::new(r"127\.0\.0\.1:\d+").unwrap();
+    let norm = |b: Vec<u8>| {
+        port.replace_all(&String::from_utf8(b).unwrap(), "127.0.0.1:PORT")
+            .to_string()
+    };
+    let want = norm(out.stdout);
+    assert!(
+        want.contains("| k24.txt | 74") && want.contains("1 of 1 requests failed"),
+        "{want}"
+    );
+
+    // Killed while request 16 hangs, then started again.
+    // 50 ms a request, two in flight: one slot hangs on K15, the other goes on.
+    let b = TestServer::start(rules(true), Duration::from_millis(50))
+        .await
+        .unwrap();
+    let store_b = dir.path().join("b");
+    let mut child = run(&b.base_url(), &store_b).spawn().unwrap();
+    let t0 = std::time::Instant::now();
+    while !b
+        .requests()
+        .iter()
+        .any(|r| r.body.to_string().contains("Trial K15."))
+        || b.answered().len() < 5
+    {
+        assert!(
+            t0.elapsed() < Duration::from_secs(60),
+            "the hanging request never came"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    // Kill between answers: just after one (which the client caches in a few
+    // ms), with the next 50 ms away.
+    let n = b.answered().len();
+    while b.answered().len() == n {
+        tokio::time::sleep(Duration::from_millis(1)).await;
+    }
+    tokio::time::sleep(Duration::from_millis(35)).await;
+    child.kill().unwrap(); // SIGKILL
+    child.wait().unwrap();
+    // What the client received: answers written before the kill. (A request
+    // in flight at the kill may be answered into the closed connection; the
+    // restarted run sends that one again, as it must.)
+    let before: Vec<String> = b
+        .answered()
+        .iter()
+        .map(|v| v["messages"].to_string())
+        .collect();
+    let answered_before = before.len();
+    assert!(
+        (5..30).contains(&answered_before),
+        "{answered_before} answered before the kill"
+    );
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let after_kill = b.answered().len();
+    let out = run(&b.base_url(), &store_b).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(norm(out.stdout), want, "the resumed run's tables differ");
+    // No request answered before the kill was sent again.
+    let answered: Vec<String> = b
+        .answered()
+        .iter()
+        .map(|v| v["messages"].to_string())
+        .collect();
+    let again: Vec<&String> = answered[after_kill..]
+        .iter()
+        .filter(|a| before.contains(a))
+        .collect();
+    assert!(again.is_empty(), "sent again after an answer: {again:#?}");
+    // Every request was answered once, but the one in flight at the kill.
+    assert!(
+        answered.len() - (after_kill - answered_before) <= 30 + 1,
+        "{}",
+        answered.len()
+    );
+}
