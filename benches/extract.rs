@@ -94,22 +94,11 @@ async fn main() {
         let srv = TestServer::start_with(vec![], latency, false)
             .await
             .unwrap();
-        let cfg = dir.path().join("quarry.toml");
-        std::fs::write(
-            &cfg,
-            format!(
+        let ctx = quarry::model::test_server::session_in(dir.path(), &format!(
                 "[models.bench]\ncontext_window = 8192\nmax_output = 1024\nusd_per_1m_in = 0.0\nusd_per_1m_out = 0.0\n\
                  [endpoints.default]\nbase_url = \"{}\"\nmax_in_flight = {conc}\ntimeout_seconds = 60\n",
                 srv.base_url()
-            ),
-        )
-        .unwrap();
-        let ctx = quarry::session(&quarry::Settings {
-            store: Some(dir.path().join("store").display().to_string()),
-            config: Some(cfg),
-            ..Default::default()
-        })
-        .unwrap();
+            )).unwrap();
         let q = format!(
             "SELECT count(*) AS docs, sum(n_filled) AS filled FROM extract('{}', '{}')",
             corpus.display(),

@@ -51,23 +51,12 @@ async fn main() {
             .await
             .expect("server");
         let dir = tempfile::tempdir().unwrap();
-        let cfg = dir.path().join("quarry.toml");
-        std::fs::write(
-            &cfg,
-            format!(
+        let ctx = quarry::model::test_server::session_in(dir.path(), &format!(
                 "[model]\nname = \"bench\"\n[models.bench]\ncontext_window = 8192\nmax_output = 1024\n\
                  usd_per_1m_in = 0.0\nusd_per_1m_out = 0.0\n[endpoints.default]\nbase_url = \"{}\"\n\
                  max_in_flight = {c}\ntimeout_seconds = 30\n",
                 srv.base_url()
-            ),
-        )
-        .unwrap();
-        let ctx = quarry::session(&quarry::Settings {
-            store: Some(dir.path().join("store").display().to_string()),
-            config: Some(cfg),
-            ..Default::default()
-        })
-        .unwrap();
+            )).unwrap();
         let q = format!("SELECT count(llm('prompt ' || value)) AS n FROM generate_series(1, {n})");
         let t0 = Instant::now();
         let b = ctx.sql(&q).await.unwrap().collect().await.unwrap();

@@ -345,3 +345,19 @@ async fn answer(
     sock.write_all(msg.as_bytes()).await?;
     Ok(true)
 }
+
+/// A session for tests and benchmarks: `config` (quarry.toml text) written
+/// to `dir/quarry.toml`, the store in `dir/store`.
+pub fn session_in(
+    dir: &std::path::Path,
+    config: &str,
+) -> crate::Result<datafusion::prelude::SessionContext> {
+    let cfg = dir.join("quarry.toml");
+    std::fs::write(&cfg, config)
+        .map_err(|e| crate::QuarryError::Invalid(format!("cannot write {}: {e}", cfg.display())))?;
+    crate::session(&crate::Settings {
+        store: Some(dir.join("store").display().to_string()),
+        config: Some(cfg),
+        ..Default::default()
+    })
+}

@@ -19,15 +19,15 @@ description = "Number of participants"
 type = "integer"
 "#;
 
-fn session(url: &str, store: &Path) -> datafusion::prelude::SessionContext {
-    let cfg = store.join("quarry.toml");
-    std::fs::write(&cfg, format!("[model]\nname = \"gpt-4o-mini\"\n[endpoints.default]\nbase_url = \"{url}\"\nbackoff_initial_ms = 10\n")).unwrap();
-    quarry::session(&quarry::Settings {
-        store: Some(store.join("store").display().to_string()),
-        config: Some(cfg),
-        ..Default::default()
-    })
-    .unwrap()
+/// A session against `url` with its store and config in `dir`; `extra` is
+/// added to the endpoint's settings.
+fn session_with(url: &str, dir: &Path, extra: &str) -> datafusion::prelude::SessionContext {
+    let cfg = format!("[model]\nname = \"gpt-4o-mini\"\n[endpoints.default]\nbase_url = \"{url}\"\nbackoff_initial_ms = 5\n{extra}\n");
+    quarry::model::test_server::session_in(dir, &cfg).unwrap()
+}
+
+fn session(url: &str, dir: &Path) -> datafusion::prelude::SessionContext {
+    session_with(url, dir, "")
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -284,14 +284,7 @@ async fn fifty_documents_with_every_kind_of_reply() {
         ),
     )
     .unwrap();
-    let cfg = dir.path().join("quarry.toml");
-    std::fs::write(&cfg, format!("[model]\nname = \"gpt-4o-mini\"\n[endpoints.default]\nbase_url = \"{}\"\nbackoff_initial_ms = 5\nmax_attempts = 2\n", srv.base_url())).unwrap();
-    let ctx = quarry::session(&quarry::Settings {
-        store: Some(dir.path().join("store").display().to_string()),
-        config: Some(cfg),
-        ..Default::default()
-    })
-    .unwrap();
+    let ctx = session_with(&srv.base_url(), dir.path(), "max_attempts = 2");
     let (c, p) = (corpus.display(), proto.display());
     let rows = sql(
         &ctx,
@@ -604,14 +597,7 @@ async fn resolve_model_adjudicates_disagreements() {
         format!("{PROTOCOL}\n[segment]\nmethod = \"paragraph\"\nmax_tokens = 50\noverlap_tokens = 0\n[extract]\nresolve = \"model\"\n"),
     )
     .unwrap();
-    let cfg = dir.path().join("quarry.toml");
-    std::fs::write(&cfg, format!("[model]\nname = \"gpt-4o-mini\"\n[endpoints.default]\nbase_url = \"{}\"\nbackoff_initial_ms = 5\nmax_attempts = 1\n", srv.base_url())).unwrap();
-    let ctx = quarry::session(&quarry::Settings {
-        store: Some(dir.path().join("store").display().to_string()),
-        config: Some(cfg),
-        ..Default::default()
-    })
-    .unwrap();
+    let ctx = session_with(&srv.base_url(), dir.path(), "max_attempts = 1");
     let (c, p) = (corpus.display(), proto.display());
     let t = table(
         &ctx,
