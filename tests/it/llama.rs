@@ -184,3 +184,88 @@ async fn llm_json_against_a_real_model_returns_schema_valid_json_with_tokens_and
     let a = a[0].column(0).as_string::<i32>();
     assert!(!a.is_null(0) && !a.value(0).trim().is_empty());
 }
+
+/// The review path against the real model: 50 short documents in three
+/// formats through extract(), with no failed query, every document a row,
+/// and every value either verified or counted in n_unverified.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn extract_over_fifty_documents_with_the_real_model() {
+    let port = port();
+    let dir = tempfile::tempdir().unwrap();
+    let corpus = dir.path().join("corpus");
+    std::fs::create_dir(&corpus).unwrap();
+    let drugs = [
+        "aspirin",
+        "metformin",
+        "atorvastatin",
+        "lisinopril",
+        "amoxicillin",
+    ];
+    for i in 0..50 {
+        let text = format!(
+            "Trial {i}. We ran a randomised controlled trial of {} in adults. We enrolled {} participants.",
+            drugs[i % drugs.len()],
+            40 + 7 * i
+        );
+        let (name, body) = match i % 3 {
+            0 => (format!("t{i:02}.txt"), text),
+            1 => (format!("t{i:02}.md"), format!("{text}\n")),
+            _ => (
+                format!("t{i:02}.html"),
+                format!("<html><body><p>{text}</p></body></html>"),
+            ),
+        };
+        std::fs::write(corpus.join(name), body).unwrap();
+    }
+    let proto = dir.path().join("protocol.toml");
+    std::fs::write(
+        &proto,
+        "name = \"real model\"\n\
+         [[fields]]\nname = \"design\"\ndescription = \"The study design\"\n\
+         [[fields]]\nname = \"n\"\ndescription = \"Number of participants enrolled\"\ntype = \"integer\"\n\
+         [segment]\nmethod = \"paragraph\"\nmax_tokens = 200\noverlap_tokens = 0\n\
+         [model]\nname = \"smollm2-135m-instruct\"\nmax_output = 120\ntemperature = 0\n",
+    )
+    .unwrap();
+    let ctx = quarry::model::test_server::session_in(
+        dir.path(),
+        &format!("[endpoints.default]\nbase_url = \"http://127.0.0.1:{port}/v1\"\nmax_in_flight = 1\ntimeout_seconds = 120\n"),
+    )
+    .unwrap();
+    let (c, p) = (corpus.display(), proto.display());
+    let rows = sql(
+        &ctx,
+        &format!(
+            "SELECT x.document_id, x.n_filled, x.n_unverified, x.status, \
+                    (SELECT count(*) FROM evidence('{c}', '{p}') e WHERE e.document_id = x.document_id) AS cited, \
+                    (SELECT count(*) FROM evidence('{c}', '{p}') e WHERE e.document_id = x.document_id AND NOT e.verified) AS unverified_cited \
+             FROM extract('{c}', '{p}') x"
+        ),
+    )
+    .await
+    .expect("no failed query");
+    let n: usize = rows.iter().map(|b| b.num_rows()).sum();
+    assert_eq!(n, 50, "every document a row");
+    let t = datafusion::arrow::util::pretty::pretty_format_batches(&rows)
+        .unwrap()
+        .to_string();
+    for line in t
+        .lines()
+        .filter(|l| l.starts_with("| ") && !l.contains("document_id"))
+    {
+        let c: Vec<&str> = line.split('|').map(str::trim).collect();
+        let (filled, unverified, status, cited, unverified_cited) = (
+            c[2].parse::<i64>().unwrap(),
+            c[3].parse::<i64>().unwrap(),
+            c[4],
+            c[5].parse::<i64>().unwrap(),
+            c[6].parse::<i64>().unwrap(),
+        );
+        assert!(["ok", "incomplete", "failed"].contains(&status), "{line}");
+        // Every filled value has its evidence row; every unverified one is counted.
+        assert_eq!(filled, cited, "{line}");
+        assert!(unverified >= unverified_cited, "{line}");
+    }
+    let calls = crate::common::table(&ctx, "SELECT count(*) AS n, bool_and(tokens_in > 0) AS t FROM calls WHERE stage = 'extract' AND attempt = 1 AND NOT cached").await;
+    assert!(calls.contains("| 50 | true |"), "{calls}");
+}
