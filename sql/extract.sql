@@ -82,7 +82,7 @@ SELECT document_id, field, r['ok'] AS ok, r['error'] AS err,
        json_field(parse_reply(r['text'], '{{resolve_schema}}')['value'], 'value') AS chosen
 FROM adjudicated;
 
--- @output
+{{check_stage}}-- @output
 WITH
 docs AS (
   SELECT document_id, source, status AS doc_status, duplicate_of, error AS doc_error

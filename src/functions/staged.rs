@@ -156,6 +156,22 @@ impl PartitionStream for StagedPartition {
                 let batches = collect(plan, ctx.clone())
                     .await
                     .map_err(|e| e.context(format!("stage {name}")))?;
+                // A stage named `check` stops the run with its first row.
+                if name == "check" {
+                    if let Some(b) = batches.iter().find(|b| b.num_rows() > 0) {
+                        let msg = datafusion::arrow::compute::cast(
+                            b.column(0),
+                            &datafusion::arrow::datatypes::DataType::Utf8,
+                        )?;
+                        let msg = msg
+                            .as_any()
+                            .downcast_ref::<datafusion::arrow::array::StringArray>()
+                            .map_or(String::new(), |m| m.value(0).to_string());
+                        return Err(DataFusionError::Execution(format!(
+                            "on_error = stop: {msg}"
+                        )));
+                    }
+                }
                 tables.register_table(
                     name.clone(),
                     Arc::new(MemTable::try_new(schema, vec![batches])?),

@@ -186,6 +186,19 @@ pub fn render_screen(src: &str, p: &Protocol) -> String {
         .replace("{{protocol_hash}}", &p.short_hash())
 }
 
+/// `on_error = "stop"`: a stage whose first row, if any, stops the run with
+/// its message (a document that could not be read, a request that failed).
+const ON_ERROR_STOP: &str = "-- @stage check
+-- on_error = stop: the first failure stops the run.
+SELECT source || ': ' || coalesce(error, status) AS message
+FROM documents('{{src}}', '{{ingest}}') WHERE status IN ('failed', 'no_extractor', 'no_text')
+UNION ALL
+SELECT 'document ' || document_id || ', chunk ' || CAST(chunk_id AS VARCHAR) || ': ' || call_error
+FROM cells WHERE NOT ok
+LIMIT 1;
+
+";
+
 /// Reconciliation `first`: the first chunk's value stands.
 const RESOLVE_FIRST: &str = "firsts AS (
   SELECT document_id, field, raw, false AS none_chosen, CAST(NULL AS VARCHAR) AS warning
@@ -304,6 +317,14 @@ pub fn render_extract(src: &str, p: &Protocol, output: ExtractOutput, scope: Sco
         ExtractOutput::Evidence => ("evidence", "document_id, field"),
     };
     let text = EXTRACT_SQL
+        .replace(
+            "{{check_stage}}",
+            if p.on_error == "stop" {
+                ON_ERROR_STOP
+            } else {
+                ""
+            },
+        )
         .replace("{{src}}", &sql_text(src))
         .replace("{{ingest}}", &sql_text(&p.ingest))
         .replace(

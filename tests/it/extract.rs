@@ -896,3 +896,57 @@ async fn a_killed_run_started_again_ends_with_the_same_tables() {
         answered.len()
     );
 }
+
+/// on_error = "stop": the first failure stops the query with its message.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn on_error_stop_stops_at_the_first_failure() {
+    let dir = tempfile::tempdir().unwrap();
+    let corpus = dir.path().join("corpus");
+    std::fs::create_dir(&corpus).unwrap();
+    std::fs::write(
+        corpus.join("a.txt"),
+        "Trial A. We enrolled 10 participants.",
+    )
+    .unwrap();
+    std::fs::write(
+        corpus.join("b.txt"),
+        "Trial B. We enrolled 20 participants.",
+    )
+    .unwrap();
+    let srv = TestServer::start(
+        vec![rule("Trial B.", vec![Action::Status(500, None)])],
+        Duration::ZERO,
+    )
+    .await
+    .unwrap();
+    let ctx = session_with(&srv.base_url(), dir.path(), "max_attempts = 1");
+    let (stop, go) = (dir.path().join("stop.toml"), dir.path().join("go.toml"));
+    std::fs::write(
+        &stop,
+        format!("{PROTOCOL}\n[extract]\non_error = \"stop\"\n"),
+    )
+    .unwrap();
+    std::fs::write(&go, PROTOCOL).unwrap();
+    let c = corpus.display();
+    let err = sql(
+        &ctx,
+        &format!("SELECT * FROM extract('{c}', '{}')", stop.display()),
+    )
+    .await
+    .unwrap_err()
+    .to_string();
+    assert!(
+        err.contains("on_error = stop: document") && err.contains("HTTP 500"),
+        "{err}"
+    );
+    // The default goes on: b is failed, a is ok.
+    let t = table(
+        &ctx,
+        &format!(
+            "SELECT status FROM extract('{c}', '{}') ORDER BY source",
+            go.display()
+        ),
+    )
+    .await;
+    assert!(t.contains("| ok     |") && t.contains("| failed |"), "{t}");
+}
