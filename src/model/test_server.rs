@@ -64,6 +64,9 @@ struct State {
     keep: bool,
     count: AtomicUsize,
     answered: Mutex<Vec<Value>>,
+    /// Answers given or promised; requests beyond `hold_after` wait.
+    granted: AtomicUsize,
+    hold_after: AtomicUsize,
     taken: Mutex<HashMap<usize, usize>>,
     seen: Mutex<Vec<Seen>>,
     in_flight: AtomicUsize,
@@ -97,6 +100,7 @@ impl TestServer {
         let state = Arc::new(State {
             rules,
             keep,
+            hold_after: AtomicUsize::new(usize::MAX),
             ..Default::default()
         });
         let (tx, mut rx) = tokio::sync::oneshot::channel::<()>();
@@ -135,6 +139,18 @@ impl TestServer {
     /// How many requests arrived.
     pub fn count(&self) -> usize {
         self.state.count.load(Ordering::SeqCst)
+    }
+
+    /// Answers `n` requests in all, then holds every further request
+    /// unanswered until [`TestServer::release`] (to stop a client at a known
+    /// point).
+    pub fn hold_after(&self, n: usize) {
+        self.state.hold_after.store(n, Ordering::SeqCst);
+    }
+
+    /// Lets held requests go on.
+    pub fn release(&self) {
+        self.state.hold_after.store(usize::MAX, Ordering::SeqCst);
     }
 
     /// The bodies of the requests answered (with a status or a reply, not a
@@ -218,6 +234,20 @@ async fn serve(mut sock: TcpStream, st: Arc<State>, latency: Duration) -> std::i
             });
         }
         tokio::time::sleep(latency).await;
+        loop {
+            let g = st.granted.load(Ordering::SeqCst);
+            if g < st.hold_after.load(Ordering::SeqCst) {
+                if st
+                    .granted
+                    .compare_exchange(g, g + 1, Ordering::SeqCst, Ordering::SeqCst)
+                    .is_ok()
+                {
+                    break;
+                }
+                continue;
+            }
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
         let res = answer(&mut sock, &path, &body, action).await;
         st.in_flight.fetch_sub(1, Ordering::SeqCst);
         if st.keep && matches!(res, Ok(true)) {
