@@ -47,13 +47,13 @@ async fn the_seed_example_design_and_n_with_both_quotes_verified() {
     .await
     .unwrap();
     let dir = tempfile::tempdir().unwrap();
-    let corpus = dir.path().join("corpus");
-    std::fs::create_dir(&corpus).unwrap();
-    std::fs::write(
-        corpus.join("trial.txt"),
-        "We ran a randomised controlled trial. We enrolled 120 participants.\n",
-    )
-    .unwrap();
+    let corpus = corpus_with(
+        dir.path(),
+        &[(
+            "trial.txt",
+            "We ran a randomised controlled trial. We enrolled 120 participants.\n",
+        )],
+    );
     let proto = dir.path().join("protocol.toml");
     std::fs::write(&proto, PROTOCOL).unwrap();
     let ctx = session(&srv.base_url(), dir.path());
@@ -644,18 +644,16 @@ async fn resolve_model_adjudicates_disagreements() {
 async fn extraction_of_what_the_screening_included() {
     use serde_json::json;
     let dir = tempfile::tempdir().unwrap();
-    let corpus = dir.path().join("corpus");
-    std::fs::create_dir(&corpus).unwrap();
-    std::fs::write(
-        corpus.join("a.txt"),
-        "Paper A. We ran a randomised controlled trial. We enrolled 120 participants.",
-    )
-    .unwrap();
-    std::fs::write(
-        corpus.join("b.txt"),
-        "Paper B. This narrative review summarises trials.",
-    )
-    .unwrap();
+    let corpus = corpus_with(
+        dir.path(),
+        &[
+            (
+                "a.txt",
+                "Paper A. We ran a randomised controlled trial. We enrolled 120 participants.",
+            ),
+            ("b.txt", "Paper B. This narrative review summarises trials."),
+        ],
+    );
     let screen_reply = |d: &str, q: &str| {
         Action::Reply(
             json!({"decision": d, "reason": "r", "criterion": null, "quote": q}).to_string(),
@@ -876,18 +874,13 @@ async fn a_killed_run_started_again_ends_with_the_same_tables() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn on_error_stop_stops_at_the_first_failure() {
     let dir = tempfile::tempdir().unwrap();
-    let corpus = dir.path().join("corpus");
-    std::fs::create_dir(&corpus).unwrap();
-    std::fs::write(
-        corpus.join("a.txt"),
-        "Trial A. We enrolled 10 participants.",
-    )
-    .unwrap();
-    std::fs::write(
-        corpus.join("b.txt"),
-        "Trial B. We enrolled 20 participants.",
-    )
-    .unwrap();
+    let corpus = corpus_with(
+        dir.path(),
+        &[
+            ("a.txt", "Trial A. We enrolled 10 participants."),
+            ("b.txt", "Trial B. We enrolled 20 participants."),
+        ],
+    );
     let srv = TestServer::start(
         vec![rule("Trial B.", vec![Action::Status(500, None)])],
         Duration::ZERO,
@@ -938,4 +931,14 @@ fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
         }
     }
     out
+}
+
+/// A `corpus` folder under `dir` holding these files.
+fn corpus_with(dir: &Path, files: &[(&str, &str)]) -> std::path::PathBuf {
+    let corpus = dir.join("corpus");
+    std::fs::create_dir_all(&corpus).unwrap();
+    for (name, text) in files {
+        std::fs::write(corpus.join(name), text).unwrap();
+    }
+    corpus
 }
