@@ -26,7 +26,7 @@ use datafusion::logical_expr::{
 };
 use futures::StreamExt;
 
-use super::parse_options;
+use super::{parse_bool, parse_options};
 use crate::model::{Api, CallContext, Message, ModelError, Outcome, Request, Runtime};
 
 const OPTIONS: &[&str] = &[
@@ -161,14 +161,6 @@ impl RowOptions {
             .get("detail")
             .and_then(|v| parse_bool(v))
             .unwrap_or(false)
-    }
-}
-
-fn parse_bool(v: &str) -> Option<bool> {
-    match v.to_ascii_lowercase().as_str() {
-        "true" | "yes" | "1" | "on" => Some(true),
-        "false" | "no" | "0" | "off" => Some(false),
-        _ => None,
     }
 }
 
@@ -311,7 +303,7 @@ impl AsyncScalarUDFImpl for Llm {
                 Some(Some(s)) => match serde_json::from_str::<serde_json::Value>(s) {
                     Ok(v) => Some(v),
                     Err(e) => {
-                        early[i] = Some(failed(ModelError::Malformed(format!(
+                        early[i] = Some(Outcome::failed(ModelError::Malformed(format!(
                             "json_schema is not valid JSON: {e}"
                         ))));
                         continue;
@@ -386,18 +378,6 @@ impl AsyncScalarUDFImpl for Llm {
             ),
         };
         Ok(ColumnarValue::Array(arr))
-    }
-}
-
-fn failed(e: ModelError) -> Outcome {
-    Outcome {
-        text: None,
-        error: Some(e),
-        cached: false,
-        tokens_in: None,
-        tokens_out: None,
-        usd: None,
-        attempts: 0,
     }
 }
 

@@ -129,6 +129,15 @@ pub fn parse_options(s: &str, usage: &str, allowed: &[&str]) -> Result<BTreeMap<
     Ok(out)
 }
 
+/// `true`/`yes`/`1`/`on` or `false`/`no`/`0`/`off`, any case.
+pub fn parse_bool(v: &str) -> Option<bool> {
+    match v.to_ascii_lowercase().as_str() {
+        "true" | "yes" | "1" | "on" => Some(true),
+        "false" | "no" | "0" | "off" => Some(false),
+        _ => None,
+    }
+}
+
 /// The corpus options every table function accepts.
 pub const CORPUS_OPTIONS: &[&str] = &["recursive", "clean", "max_bytes", "tokenizer"];
 
@@ -136,10 +145,9 @@ pub const CORPUS_OPTIONS: &[&str] = &["recursive", "clean", "max_bytes", "tokeni
 pub fn corpus_options(opts: &BTreeMap<String, String>, usage: &str) -> Result<CorpusOptions> {
     let mut c = CorpusOptions::default();
     if let Some(v) = opts.get("recursive") {
-        c.recursive = match v.to_ascii_lowercase().as_str() {
-            "true" | "yes" | "1" | "on" => true,
-            "false" | "no" | "0" | "off" => false,
-            _ => return plan_err!("{usage}: recursive must be true or false, got '{v}'"),
+        c.recursive = match parse_bool(v) {
+            Some(b) => b,
+            None => return plan_err!("{usage}: recursive must be true or false, got '{v}'"),
         };
     }
     if let Some(v) = opts.get("clean") {

@@ -35,7 +35,7 @@ pub struct CallContext {
 }
 
 /// What a call came to.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct Outcome {
     /// The reply text (also kept for a reply that failed a check).
     pub text: Option<String>,
@@ -54,6 +54,14 @@ pub struct Outcome {
 }
 
 impl Outcome {
+    /// A call that came to nothing but `error` (no reply, no tokens).
+    pub fn failed(error: ModelError) -> Self {
+        Self {
+            error: Some(error),
+            ..Self::default()
+        }
+    }
+
     /// Whether the call gave a usable reply.
     pub fn ok(&self) -> bool {
         self.error.is_none()
@@ -372,16 +380,10 @@ impl Runtime {
                 let ctx = ctx.clone();
                 let task = tokio::spawn(async move { rt.call_once(req, &ctx).await });
                 async move {
-                    task.await.unwrap_or_else(|e| Outcome {
-                        text: None,
-                        error: Some(ModelError::Transport(format!(
+                    task.await.unwrap_or_else(|e| {
+                        Outcome::failed(ModelError::Transport(format!(
                             "the request's task stopped: {e}"
-                        ))),
-                        cached: false,
-                        tokens_in: None,
-                        tokens_out: None,
-                        usd: None,
-                        attempts: 0,
+                        )))
                     })
                 }
                 .boxed()
@@ -431,15 +433,7 @@ impl Runtime {
 
     async fn call_once(&self, req: Request, ctx: &CallContext) -> Outcome {
         let call_id = self.call_ids.fetch_add(1, Ordering::SeqCst) + 1;
-        let mut out = Outcome {
-            text: None,
-            error: None,
-            cached: false,
-            tokens_in: None,
-            tokens_out: None,
-            usd: None,
-            attempts: 0,
-        };
+        let mut out = Outcome::default();
         let ep = match self.endpoint(ctx.endpoint.as_deref()) {
             Ok(e) => e,
             Err(e) => {

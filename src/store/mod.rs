@@ -191,8 +191,8 @@ impl Store {
         hex::encode(Sha256::digest(s.as_bytes()))
     }
 
-    fn ingest_path(&self, key: &str) -> ObjPath {
-        self.path(&format!("ingest/{}/{key}.parquet", &key[..2]))
+    fn ingest_rel(key: &str) -> String {
+        format!("ingest/{}/{key}.parquet", &key[..2])
     }
 
     /// A cached ingestion of `entry`, if the store has one for this spec.
@@ -201,8 +201,7 @@ impl Store {
             return None; // a URL without a version cannot be known unchanged
         }
         let key = Self::ingest_key(entry, spec);
-        let got = self.store.get(&self.ingest_path(&key)).await.ok()?;
-        let bytes = got.bytes().await.ok()?;
+        let bytes = self.get(&Self::ingest_rel(&key)).await.ok()??;
         decode_document(entry.clone(), bytes).ok()
     }
 
@@ -210,15 +209,8 @@ impl Store {
     /// not hidden, but callers may go on without the cache.
     pub async fn put_ingest(&self, doc: &Document, spec: &IngestSpec) -> Result<()> {
         let key = Self::ingest_key(&doc.entry, spec);
-        let bytes = encode_document(doc)?;
-        self.store
-            .put(&self.ingest_path(&key), PutPayload::from(bytes))
+        self.put(&Self::ingest_rel(&key), encode_document(doc)?)
             .await
-            .map_err(|e| QuarryError::Store {
-                location: self.location.clone(),
-                message: e.to_string(),
-            })?;
-        Ok(())
     }
 }
 
