@@ -41,6 +41,7 @@ pub fn extract(bytes: &[u8], ext: &str) -> Result<Extracted, String> {
         blocks,
         pages: None,
         extractor: "csv",
+        ..Default::default()
     })
 }
 

@@ -505,6 +505,7 @@ pub fn extract(bytes: &[u8]) -> Result<Extracted, String> {
         blocks,
         pages: None,
         extractor: "docx",
+        ..Default::default()
     })
 }
 

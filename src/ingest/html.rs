@@ -324,6 +324,7 @@ pub fn extract(bytes: &[u8]) -> Result<Extracted, String> {
         blocks: w.blocks,
         pages: None,
         extractor: "html",
+        ..Default::default()
     })
 }
 

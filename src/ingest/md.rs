@@ -177,6 +177,7 @@ pub fn extract(bytes: &[u8]) -> Result<Extracted, String> {
         blocks,
         pages: None,
         extractor: "md",
+        ..Default::default()
     })
 }
 

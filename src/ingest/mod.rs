@@ -6,6 +6,7 @@ pub mod csv;
 pub mod docx;
 pub mod html;
 pub mod md;
+pub mod pdf;
 pub mod sniff;
 pub mod txt;
 
@@ -21,7 +22,7 @@ use quarry_udfs::Tokenizer;
 
 /// The version of the extractors and cleaners: part of every ingest cache
 /// key, so a changed extractor never serves stale text.
-pub const INGEST_VERSION: &str = "ingest-1";
+pub const INGEST_VERSION: &str = "ingest-2";
 
 /// How many files have been parsed by this process (cache hits excluded).
 pub static PARSE_COUNT: AtomicU64 = AtomicU64::new(0);
@@ -146,6 +147,12 @@ pub struct Extracted {
     pub pages: Option<u32>,
     /// The extractor's name.
     pub extractor: &'static str,
+    /// Warnings about parts that could not be read (pages without a text
+    /// layer, fonts without Unicode): kept in the document's `error` column.
+    pub notes: Vec<String>,
+    /// Characters the extractor itself dropped, by step (merged into the
+    /// cleaner log).
+    pub removed: BTreeMap<String, u64>,
 }
 
 /// A block of a cleaned document, with offsets into its text.
@@ -297,11 +304,11 @@ pub fn extractor_for(ext: &str) -> Result<&'static str, String> {
         "md" | "markdown" | "mdown" | "mkd" => "md",
         "html" | "htm" | "xhtml" => "html",
         "docx" => "docx",
-        "pdf" => return Err("pdf: the PDF extractor is not available in this build yet; convert the file to text (for example with pdftotext) to read it now".into()),
+        "pdf" => "pdf",
         "doc" => return Err("legacy Word .doc is not supported: save it as .docx (Word, LibreOffice: File > Save As)".into()),
         "rtf" => return Err("RTF is not supported: save it as .docx or .txt".into()),
         "odt" => return Err("OpenDocument .odt is not supported: save it as .docx".into()),
-        other => return Err(format!("no extractor for .{other} files; supported: txt, csv, tsv, md, html, docx")),
+        other => return Err(format!("no extractor for .{other} files; supported: txt, csv, tsv, md, html, docx, pdf")),
     })
 }
 
@@ -343,6 +350,7 @@ pub fn ingest_bytes(entry: Entry, bytes: &[u8], spec: &IngestSpec) -> Document {
         "md" => md::extract(bytes),
         "html" => html::extract(bytes),
         "docx" => docx::extract(bytes),
+        "pdf" => pdf::extract(bytes),
         _ => Err(format!("no extractor named {extractor}")),
     });
     let extracted = match result {
@@ -362,7 +370,10 @@ pub fn ingest_bytes(entry: Entry, bytes: &[u8], spec: &IngestSpec) -> Document {
 
 /// Cleans extracted blocks, lays them out as one text, and hashes it.
 pub fn finish(entry: Entry, extracted: Extracted, spec: &IngestSpec) -> Document {
-    let (blocks, removed) = spec.cleaners.apply(extracted.blocks);
+    let (blocks, mut removed) = spec.cleaners.apply(extracted.blocks);
+    for (k, v) in extracted.removed {
+        *removed.entry(k).or_default() += v;
+    }
     let mut text = String::new();
     let mut out = Vec::with_capacity(blocks.len());
     for b in blocks {
@@ -383,12 +394,19 @@ pub fn finish(entry: Entry, extracted: Extracted, spec: &IngestSpec) -> Document
     let mut doc = Document::empty(entry, Status::Ok, Some(extracted.extractor), None);
     doc.pages = extracted.pages;
     doc.chars_removed = removed;
+    if !extracted.notes.is_empty() {
+        doc.error = Some(extracted.notes.join("; "));
+    }
     if text.trim().is_empty() {
         doc.status = Status::NoText;
-        doc.error = Some(match extracted.extractor {
-            "html" => "the page has no readable text (only scripts, styles or navigation)".into(),
-            _ => "the file has no text in it".into(),
-        });
+        if doc.error.is_none() {
+            doc.error = Some(match extracted.extractor {
+                "html" => {
+                    "the page has no readable text (only scripts, styles or navigation)".into()
+                }
+                _ => "the file has no text in it".into(),
+            });
+        }
         return doc;
     }
     doc.document_id = Some(hex::encode(Sha256::digest(text.as_bytes())));

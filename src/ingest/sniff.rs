@@ -76,6 +76,17 @@ pub fn check(bytes: &[u8], extractor: &str, ext: &str) -> Result<(), String> {
         format!(".{ext}")
     };
     match extractor {
+        "pdf" => match found {
+            Some("a PDF document") => Ok(()),
+            // A PDF may have junk before its header (up to 1 KB is allowed).
+            None if bytes[..bytes.len().min(1024)].windows(5).any(|w| w == b"%PDF-") => Ok(()),
+            Some(m) => Err(format!(
+                "the file is named {named} but its content is {m}: rename it to its real type or remove it"
+            )),
+            None => Err(format!(
+                "the file is named {named} but is not a PDF (no %PDF header): it may be corrupt or mislabelled; check where it came from"
+            )),
+        },
         "docx" => match found {
             Some(m) if m.starts_with("a ZIP") => Ok(()),
             Some(m) if m.starts_with("a legacy Office") => Err(

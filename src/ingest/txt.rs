@@ -69,6 +69,7 @@ pub fn paragraphs(text: &str, kind: BlockKind) -> Extracted {
         blocks,
         pages: paged.then_some(pages),
         extractor: "txt",
+        ..Default::default()
     }
 }
 

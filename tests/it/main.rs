@@ -8,6 +8,7 @@ mod corpus;
 mod extract;
 mod llama;
 mod model;
+mod pdf;
 mod readme;
 mod s3;
 mod segmenting;

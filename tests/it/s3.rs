@@ -124,14 +124,14 @@ async fn documents_inventory_and_chunks_from_s3() {
     assert_eq!(
         t,
         "\
-+-----------------+--------------+
-| file_name       | status       |
-+-----------------+--------------+
-| PMC3321528.docx | ok           |
-| PMC3546023.md   | ok           |
-| PMC3751573.html | ok           |
-| PMC3751573.pdf  | no_extractor |
-+-----------------+--------------+"
++-----------------+--------+
+| file_name       | status |
++-----------------+--------+
+| PMC3321528.docx | ok     |
+| PMC3546023.md   | ok     |
+| PMC3751573.html | ok     |
+| PMC3751573.pdf  | ok     |
++-----------------+--------+"
     );
     let t = table(
         &c,

@@ -1,0 +1,497 @@
+//! The content-stream interpreter: runs a page's operators (graphics and
+//! text state, matrices, `Tj`/`TJ`/`'`/`"`, form XObjects) and gives back
+//! every glyph with its position, size and weight, plus the ruling lines
+//! drawn on the page (for tables). Coordinates are PDF points with y
+//! measured from the top of the page.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use lopdf::content::Content;
+use lopdf::{Dictionary, Document, Object, ObjectId};
+
+use super::fonts::{deref, dict, get, Code, Font};
+
+/// A 2-D affine matrix `[a b c d e f]`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Matrix(pub [f32; 6]);
+
+impl Matrix {
+    /// The identity.
+    pub const ID: Matrix = Matrix([1.0, 0.0, 0.0, 1.0, 0.0, 0.0]);
+
+    /// `self × m`.
+    pub fn mul(&self, m: &Matrix) -> Matrix {
+        let [a, b, c, d, e, f] = self.0;
+        let [a2, b2, c2, d2, e2, f2] = m.0;
+        Matrix([
+            a * a2 + b * c2,
+            a * b2 + b * d2,
+            c * a2 + d * c2,
+            c * b2 + d * d2,
+            e * a2 + f * c2 + e2,
+            e * b2 + f * d2 + f2,
+        ])
+    }
+
+    /// Applies the matrix to a point.
+    pub fn apply(&self, x: f32, y: f32) -> (f32, f32) {
+        let [a, b, c, d, e, f] = self.0;
+        (a * x + c * y + e, b * x + d * y + f)
+    }
+
+    fn translate(tx: f32, ty: f32) -> Matrix {
+        Matrix([1.0, 0.0, 0.0, 1.0, tx, ty])
+    }
+
+    fn from_operands(ops: &[Object]) -> Option<Matrix> {
+        if ops.len() < 6 {
+            return None;
+        }
+        let mut m = [0.0; 6];
+        for (i, o) in ops.iter().take(6).enumerate() {
+            m[i] = o.as_float().ok()?;
+        }
+        Some(Matrix(m))
+    }
+}
+
+/// One glyph (or the characters one code stands for).
+#[derive(Debug, Clone)]
+pub struct Glyph {
+    /// Its text (one or more characters; empty when the font gives none).
+    pub text: String,
+    /// Left edge.
+    pub x0: f32,
+    /// Right edge (origin + advance).
+    pub x1: f32,
+    /// Baseline, from the top of the page.
+    pub y: f32,
+    /// Font size on the page (points).
+    pub size: f32,
+    /// Bold font (or fill-and-stroke rendering).
+    pub bold: bool,
+    /// Whether the text runs left to right, upright.
+    pub upright: bool,
+    /// A space character.
+    pub space: bool,
+}
+
+/// A horizontal or vertical line drawn on the page.
+#[derive(Debug, Clone, Copy)]
+pub struct Rule {
+    /// Left.
+    pub x0: f32,
+    /// Top.
+    pub y0: f32,
+    /// Right.
+    pub x1: f32,
+    /// Bottom.
+    pub y1: f32,
+}
+
+impl Rule {
+    /// Whether it is horizontal.
+    pub fn horizontal(&self) -> bool {
+        self.x1 - self.x0 >= self.y1 - self.y0
+    }
+}
+
+/// What one page holds.
+#[derive(Debug, Default)]
+pub struct PageContent {
+    /// Every glyph, in content order.
+    pub glyphs: Vec<Glyph>,
+    /// Ruling lines.
+    pub rules: Vec<Rule>,
+    /// Page width.
+    pub width: f32,
+    /// Page height.
+    pub height: f32,
+    /// Codes the font could not turn into Unicode.
+    pub unmapped: usize,
+    /// Images drawn.
+    pub images: usize,
+    /// A problem reading the page's content, if any.
+    pub problem: Option<String>,
+}
+
+/// Fonts loaded once per document, keyed by object id.
+#[derive(Default)]
+pub struct FontCache(Mutex<HashMap<ObjectId, Arc<Font>>>);
+
+impl FontCache {
+    fn font(&self, doc: &Document, o: &Object) -> Option<Arc<Font>> {
+        match o {
+            Object::Reference(id) => {
+                if let Some(f) = self.0.lock().ok()?.get(id) {
+                    return Some(f.clone());
+                }
+                let d = doc.get_object(*id).ok()?.as_dict().ok()?;
+                let f = Arc::new(Font::load(doc, d));
+                self.0.lock().ok()?.insert(*id, f.clone());
+                Some(f)
+            }
+            Object::Dictionary(d) => Some(Arc::new(Font::load(doc, d))),
+            _ => None,
+        }
+    }
+}
+
+#[derive(Clone)]
+struct GState {
+    ctm: Matrix,
+    font: Option<Arc<Font>>,
+    size: f32,
+    char_space: f32,
+    word_space: f32,
+    hscale: f32,
+    leading: f32,
+    rise: f32,
+    render: i64,
+}
+
+/// Operators run per page at most (a guard against pathological streams).
+const MAX_OPS: usize = 5_000_000;
+/// Form XObjects nest at most this deep.
+const MAX_DEPTH: usize = 12;
+
+struct Interp<'a> {
+    doc: &'a Document,
+    fonts: &'a FontCache,
+    out: PageContent,
+    ops: usize,
+    codes: Vec<Code>,
+}
+
+/// Page size: the CropBox (or MediaBox), inherited through the page tree.
+pub fn page_box(doc: &Document, page: ObjectId) -> (f32, f32, f32, f32) {
+    let mut node = doc.get_dictionary(page).ok();
+    let mut depth = 0;
+    while let Some(d) = node {
+        for key in [b"CropBox".as_slice(), b"MediaBox"] {
+            if let Some(Object::Array(a)) = get(doc, d, key) {
+                let v: Vec<f32> = a
+                    .iter()
+                    .filter_map(|o| deref(doc, o).as_float().ok())
+                    .collect();
+                if v.len() == 4 {
+                    return (
+                        v[0].min(v[2]),
+                        v[1].min(v[3]),
+                        v[0].max(v[2]),
+                        v[1].max(v[3]),
+                    );
+                }
+            }
+        }
+        depth += 1;
+        node = if depth < 32 {
+            dict(doc, d, b"Parent")
+        } else {
+            None
+        };
+    }
+    (0.0, 0.0, 612.0, 792.0)
+}
+
+/// Runs one page.
+pub fn run_page(doc: &Document, page: ObjectId, fonts: &FontCache) -> PageContent {
+    let (x0, y0, x1, y1) = page_box(doc, page);
+    let mut it = Interp {
+        doc,
+        fonts,
+        out: PageContent::default(),
+        ops: 0,
+        codes: Vec::new(),
+    };
+    it.out.width = x1 - x0;
+    it.out.height = y1 - y0;
+    // Page space -> top-down coordinates: translate the box origin, flip y.
+    let base = Matrix([1.0, 0.0, 0.0, -1.0, -x0, y1]);
+    let (res, res_ids) = doc.get_page_resources(page).unwrap_or((None, Vec::new()));
+    let mut resources: Vec<&Dictionary> = res.into_iter().collect();
+    for id in res_ids {
+        if let Ok(d) = doc.get_dictionary(id) {
+            resources.push(d);
+        }
+    }
+    let content = doc.get_page_content(page);
+    it.run(&content, &resources, base, 0);
+    it.out
+}
+
+impl<'a> Interp<'a> {
+    fn resource(&self, res: &[&'a Dictionary], cat: &[u8], key: &[u8]) -> Option<&'a Object> {
+        for r in res {
+            if let Some(d) = dict(self.doc, r, cat) {
+                if let Ok(o) = d.get(key) {
+                    return Some(o);
+                }
+            }
+        }
+        None
+    }
+
+    fn run(&mut self, content: &[u8], res: &[&'a Dictionary], ctm: Matrix, depth: usize) {
+        let mut gs = GState {
+            ctm,
+            font: None,
+            size: 0.0,
+            char_space: 0.0,
+            word_space: 0.0,
+            hscale: 1.0,
+            leading: 0.0,
+            rise: 0.0,
+            render: 0,
+        };
+        let mut stack: Vec<GState> = Vec::new();
+        let mut tm = Matrix::ID;
+        let mut tlm = Matrix::ID;
+        let mut path: Vec<(f32, f32, f32, f32)> = Vec::new();
+        let mut cur = (0.0f32, 0.0f32);
+        let mut start = (0.0f32, 0.0f32);
+        for op in Content::decode_iter(content) {
+            let op = match op {
+                Ok(op) => op,
+                Err(e) => {
+                    self.out
+                        .problem
+                        .get_or_insert_with(|| format!("content stream cut short: {e}"));
+                    break;
+                }
+            };
+            self.ops += 1;
+            if self.ops > MAX_OPS {
+                self.out.problem.get_or_insert_with(|| {
+                    "page has too many drawing operations; the rest was skipped".into()
+                });
+                break;
+            }
+            let a = &op.operands;
+            let f = |i: usize| a.get(i).and_then(|o| o.as_float().ok()).unwrap_or(0.0);
+            match op.operator.as_str() {
+                "q" => stack.push(gs.clone()),
+                "Q" => {
+                    if let Some(g) = stack.pop() {
+                        gs = g;
+                    }
+                }
+                "cm" => {
+                    if let Some(m) = Matrix::from_operands(a) {
+                        gs.ctm = m.mul(&gs.ctm);
+                    }
+                }
+                "BT" => {
+                    tm = Matrix::ID;
+                    tlm = Matrix::ID;
+                }
+                "Tf" => {
+                    gs.size = f(1);
+                    gs.font = a
+                        .first()
+                        .and_then(|n| n.as_name().ok())
+                        .and_then(|n| self.resource(res, b"Font", n))
+                        .and_then(|o| self.fonts.font(self.doc, o));
+                }
+                "Tc" => gs.char_space = f(0),
+                "Tw" => gs.word_space = f(0),
+                "Tz" => gs.hscale = f(0) / 100.0,
+                "TL" => gs.leading = f(0),
+                "Ts" => gs.rise = f(0),
+                "Tr" => gs.render = a.first().and_then(|o| o.as_i64().ok()).unwrap_or(0),
+                "Td" => {
+                    tlm = Matrix::translate(f(0), f(1)).mul(&tlm);
+                    tm = tlm;
+                }
+                "TD" => {
+                    gs.leading = -f(1);
+                    tlm = Matrix::translate(f(0), f(1)).mul(&tlm);
+                    tm = tlm;
+                }
+                "Tm" => {
+                    if let Some(m) = Matrix::from_operands(a) {
+                        tlm = m;
+                        tm = m;
+                    }
+                }
+                "T*" => {
+                    tlm = Matrix::translate(0.0, -gs.leading).mul(&tlm);
+                    tm = tlm;
+                }
+                "Tj" => {
+                    if let Some(Object::String(s, _)) = a.first() {
+                        self.show(&gs, &mut tm, s);
+                    }
+                }
+                "'" => {
+                    tlm = Matrix::translate(0.0, -gs.leading).mul(&tlm);
+                    tm = tlm;
+                    if let Some(Object::String(s, _)) = a.first() {
+                        self.show(&gs, &mut tm, s);
+                    }
+                }
+                "\"" => {
+                    gs.word_space = f(0);
+                    gs.char_space = f(1);
+                    tlm = Matrix::translate(0.0, -gs.leading).mul(&tlm);
+                    tm = tlm;
+                    if let Some(Object::String(s, _)) = a.get(2) {
+                        self.show(&gs, &mut tm, s);
+                    }
+                }
+                "TJ" => {
+                    if let Some(Object::Array(items)) = a.first() {
+                        for item in items {
+                            match item {
+                                Object::String(s, _) => self.show(&gs, &mut tm, s),
+                                o => {
+                                    if let Ok(n) = o.as_float() {
+                                        let tx = -n / 1000.0 * gs.size * gs.hscale;
+                                        tm = Matrix::translate(tx, 0.0).mul(&tm);
+                                    }
+                                }
+                            }
+                        }
+                    }
+                }
+                "Do" => {
+                    let Some(n) = a.first().and_then(|n| n.as_name().ok()) else {
+                        continue;
+                    };
+                    let Some(obj) = self.resource(res, b"XObject", n) else {
+                        continue;
+                    };
+                    let Ok(stream) = deref(self.doc, obj).as_stream() else {
+                        continue;
+                    };
+                    match stream.dict.get(b"Subtype").and_then(|o| o.as_name()) {
+                        Ok(b"Image") => self.out.images += 1,
+                        Ok(b"Form") if depth < MAX_DEPTH => {
+                            let m = match stream.dict.get(b"Matrix") {
+                                Ok(Object::Array(v)) => {
+                                    Matrix::from_operands(v).unwrap_or(Matrix::ID)
+                                }
+                                _ => Matrix::ID,
+                            };
+                            let mut inner: Vec<&'a Dictionary> = Vec::new();
+                            if let Some(r) = dict(self.doc, &stream.dict, b"Resources") {
+                                inner.push(r);
+                            }
+                            inner.extend_from_slice(res);
+                            let data = stream
+                                .decompressed_content()
+                                .unwrap_or_else(|_| stream.content.clone());
+                            self.run(&data, &inner, m.mul(&gs.ctm), depth + 1);
+                        }
+                        _ => {}
+                    }
+                }
+                "BI" | "EI" => self.out.images += usize::from(op.operator == "EI"),
+                "m" => {
+                    cur = gs.ctm.apply(f(0), f(1));
+                    start = cur;
+                }
+                "l" => {
+                    let p = gs.ctm.apply(f(0), f(1));
+                    path.push((cur.0, cur.1, p.0, p.1));
+                    cur = p;
+                }
+                "h" => {
+                    path.push((cur.0, cur.1, start.0, start.1));
+                    cur = start;
+                }
+                "re" => {
+                    let (x, y, w, h) = (f(0), f(1), f(2), f(3));
+                    let p = [(x, y), (x + w, y), (x + w, y + h), (x, y + h)]
+                        .map(|(px, py)| gs.ctm.apply(px, py));
+                    let (minx, maxx) = (
+                        p.iter().map(|q| q.0).fold(f32::MAX, f32::min),
+                        p.iter().map(|q| q.0).fold(f32::MIN, f32::max),
+                    );
+                    let (miny, maxy) = (
+                        p.iter().map(|q| q.1).fold(f32::MAX, f32::min),
+                        p.iter().map(|q| q.1).fold(f32::MIN, f32::max),
+                    );
+                    // A thin filled rectangle is a rule; a box is four.
+                    if maxy - miny < 3.0 || maxx - minx < 3.0 {
+                        path.push((minx, (miny + maxy) / 2.0, maxx, (miny + maxy) / 2.0));
+                        if maxx - minx < 3.0 {
+                            path.pop();
+                            path.push(((minx + maxx) / 2.0, miny, (minx + maxx) / 2.0, maxy));
+                        }
+                    } else {
+                        path.push((minx, miny, maxx, miny));
+                        path.push((minx, maxy, maxx, maxy));
+                        path.push((minx, miny, minx, maxy));
+                        path.push((maxx, miny, maxx, maxy));
+                    }
+                    cur = p[0];
+                    start = p[0];
+                }
+                "S" | "s" | "f" | "F" | "f*" | "B" | "B*" | "b" | "b*" => {
+                    for (x0, y0, x1, y1) in path.drain(..) {
+                        let r = Rule {
+                            x0: x0.min(x1),
+                            y0: y0.min(y1),
+                            x1: x0.max(x1),
+                            y1: y0.max(y1),
+                        };
+                        let (w, h) = (r.x1 - r.x0, r.y1 - r.y0);
+                        if (h < 1.5 && w > 5.0) || (w < 1.5 && h > 5.0) {
+                            self.out.rules.push(r);
+                        }
+                    }
+                }
+                "n" => path.clear(),
+                _ => {}
+            }
+        }
+    }
+
+    fn show(&mut self, gs: &GState, tm: &mut Matrix, bytes: &[u8]) {
+        let Some(font) = gs.font.clone() else { return };
+        self.codes.clear();
+        let mut codes = std::mem::take(&mut self.codes);
+        font.decode(bytes, &mut codes);
+        for code in &codes {
+            let rm = Matrix([gs.size * gs.hscale, 0.0, 0.0, gs.size, 0.0, gs.rise])
+                .mul(tm)
+                .mul(&gs.ctm);
+            let adv = (code.width * gs.size
+                + gs.char_space
+                + if code.is_space_byte {
+                    gs.word_space
+                } else {
+                    0.0
+                })
+                * gs.hscale;
+            let (ox, oy) = rm.apply(0.0, 0.0);
+            let next = Matrix::translate(adv, 0.0).mul(tm);
+            // The glyph's visible right edge: its width, without the
+            // character and word spacing that follow it.
+            let (ex, _) = rm.apply(code.width, 0.0);
+            let [a, b, c, d, _, _] = rm.0;
+            let size = (c * c + d * d).sqrt();
+            let upright = a > 0.0 && b.abs() <= a * 0.2 && d < 0.0;
+            if code.unmapped {
+                self.out.unmapped += 1;
+            }
+            let space = code.text.chars().all(char::is_whitespace) && !code.text.is_empty();
+            if gs.render != 3 || !code.text.is_empty() {
+                self.out.glyphs.push(Glyph {
+                    text: code.text.clone(),
+                    x0: ox.min(ex),
+                    x1: ox.max(ex),
+                    y: oy,
+                    size,
+                    bold: font.bold || gs.render == 2,
+                    upright,
+                    space,
+                });
+            }
+            *tm = next;
+        }
+        self.codes = codes;
+    }
+}

@@ -1,0 +1,475 @@
+//! The PDF extractor, on lopdf: positioned text from the content streams,
+//! put back in reading order (columns read in turn), running heads and feet
+//! dropped, headings turned into sections, captions and footnotes marked,
+//! tables found and split into cells, line-end hyphens joined. Pages are
+//! interpreted in parallel on rayon's pool.
+
+pub mod fonts;
+pub mod interp;
+pub mod layout;
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+
+use lopdf::Document;
+use rayon::prelude::*;
+
+use super::{BlockKind, Cell, Extracted, RawBlock};
+use interp::{FontCache, Rule};
+use layout::{LBlock, Line};
+
+/// A page after interpretation and line-finding.
+pub struct PageLines {
+    /// Page number, from 1.
+    pub number: u32,
+    /// Lines (row pieces), top to bottom.
+    pub lines: Vec<Line>,
+    /// Ruling lines.
+    pub rules: Vec<Rule>,
+    /// Width in points.
+    pub width: f32,
+    /// Height in points.
+    pub height: f32,
+    /// Codes without Unicode.
+    pub unmapped: usize,
+    /// Glyphs with text.
+    pub glyphs: usize,
+    /// Images drawn.
+    pub images: usize,
+    /// Content problem, if any.
+    pub problem: Option<String>,
+}
+
+/// Opens a PDF: parses it, and where it is encrypted, opens it with the
+/// empty user password (what a viewer does without asking).
+pub fn open(bytes: &[u8]) -> Result<Document, String> {
+    if !bytes.starts_with(b"%PDF")
+        && !bytes[..bytes.len().min(1024)]
+            .windows(5)
+            .any(|w| w == b"%PDF-")
+    {
+        return Err(
+            "this is not a PDF (no %PDF header): check the file's real type and rename it".into(),
+        );
+    }
+    let truncated = !bytes[bytes.len().saturating_sub(2048)..]
+        .windows(5)
+        .any(|w| w == b"%%EOF");
+    let doc = match Document::load_mem(bytes) {
+        Ok(d) => d,
+        Err(e) => {
+            let msg = e.to_string();
+            if msg.to_ascii_lowercase().contains("decrypt")
+                || msg.to_ascii_lowercase().contains("password")
+                || bytes.windows(8).any(|w| w == b"/Encrypt")
+            {
+                return Err("the PDF is encrypted and needs a password to open: save an unprotected copy (print to PDF, or qpdf --decrypt with the password) and read that".into());
+            }
+            if truncated {
+                return Err(format!("the PDF is truncated (no end-of-file marker) and could not be recovered ({msg}): download or export it again"));
+            }
+            return Err(format!("the PDF could not be parsed ({msg}): it may be damaged; re-download it, or re-save it with a PDF viewer"));
+        }
+    };
+    if doc.is_encrypted() {
+        return Err("the PDF is encrypted and needs a password to open: save an unprotected copy (print to PDF, or qpdf --decrypt with the password) and read that".into());
+    }
+    Ok(doc)
+}
+
+/// Interprets every page (in parallel) down to lines.
+pub fn page_lines(doc: &Document) -> Vec<PageLines> {
+    let pages: Vec<(u32, lopdf::ObjectId)> = doc.get_pages().into_iter().collect();
+    let fonts = FontCache::default();
+    pages
+        .par_iter()
+        .map(|&(number, id)| {
+            let pc = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                interp::run_page(doc, id, &fonts)
+            }))
+            .unwrap_or_else(|_| interp::PageContent {
+                problem: Some("the page's content could not be read".into()),
+                ..Default::default()
+            });
+            let glyphs = pc
+                .glyphs
+                .iter()
+                .filter(|g| !g.text.trim().is_empty())
+                .count();
+            let (words, _rotated) = layout::words(&pc);
+            let lines = layout::lines(words);
+            PageLines {
+                number,
+                lines,
+                rules: pc.rules,
+                width: pc.width,
+                height: pc.height,
+                unmapped: pc.unmapped,
+                glyphs,
+                images: pc.images,
+                problem: pc.problem,
+            }
+        })
+        .collect()
+}
+
+fn mask(s: &str) -> String {
+    s.chars()
+        .filter(|c| !c.is_whitespace())
+        .map(|c| {
+            if c.is_ascii_digit() {
+                '#'
+            } else {
+                c.to_ascii_lowercase()
+            }
+        })
+        .collect()
+}
+
+fn is_page_number(s: &str) -> bool {
+    let t = s.trim().to_ascii_lowercase();
+    let t = t.trim_matches(|c: char| c == '-' || c == '–' || c == '—' || c.is_whitespace());
+    if !t.is_empty() && t.len() <= 4 && t.chars().all(|c| c.is_ascii_digit()) {
+        return true;
+    }
+    if !t.is_empty() && t.len() <= 6 && t.chars().all(|c| "ivxlc".contains(c)) {
+        return true;
+    }
+    let words: Vec<&str> = t.split_whitespace().collect();
+    matches!(words.as_slice(), ["page", n] if n.chars().all(|c| c.is_ascii_digit()))
+        || matches!(words.as_slice(), ["page", n, "of", m] if n.chars().chain(m.chars()).all(|c| c.is_ascii_digit()))
+        || matches!(words.as_slice(), [n, "of", m] if n.chars().chain(m.chars()).all(|c| c.is_ascii_digit()))
+}
+
+/// Drops running heads and feet: lines in the top or bottom band of a page
+/// whose text (digits masked) recurs on at least three pages and on at
+/// least a quarter of them, and bare page numbers there. Returns the
+/// characters removed.
+pub fn strip_running(pages: &mut [PageLines]) -> u64 {
+    let edge = |p: &PageLines, l: &Line| l.y < p.height * 0.1 || l.y > p.height * 0.9;
+    let mut counts: HashMap<String, HashSet<u32>> = HashMap::new();
+    for p in pages.iter() {
+        for l in p.lines.iter().filter(|l| edge(p, l)) {
+            counts.entry(mask(&l.text())).or_default().insert(p.number);
+        }
+    }
+    let n = pages.len();
+    let running: HashSet<String> = counts
+        .into_iter()
+        .filter(|(k, v)| !k.is_empty() && v.len() >= 3 && v.len() * 4 >= n)
+        .map(|(k, _)| k)
+        .collect();
+    let mut removed = 0u64;
+    for p in pages.iter_mut() {
+        let (h, before) = (p.height, p.lines.len());
+        let _ = before;
+        p.lines.retain(|l| {
+            let at_edge = l.y < h * 0.1 || l.y > h * 0.9;
+            let t = l.text();
+            let drop = at_edge && (running.contains(&mask(&t)) || is_page_number(&t));
+            if drop {
+                removed += t.chars().count() as u64;
+            }
+            !drop
+        });
+    }
+    removed
+}
+
+/// Lays out one page's blocks in reading order (tables found first).
+pub fn page_blocks(p: &mut PageLines) -> Vec<LBlock> {
+    let lines = std::mem::take(&mut p.lines);
+    let (mut tables, rest) = layout::tables(lines, &p.rules, p.width);
+    let mut blocks = layout::blocks(rest);
+    blocks.append(&mut tables);
+    layout::order(blocks)
+}
+
+fn caption_like(s: &str) -> bool {
+    let l = s.trim_start().to_ascii_lowercase();
+    for k in [
+        "table",
+        "fig.",
+        "fig ",
+        "figure",
+        "supplementary table",
+        "supplementary figure",
+        "box",
+        "chart",
+        "scheme",
+    ] {
+        if let Some(rest) = l.strip_prefix(k) {
+            let rest = rest.trim_start();
+            let mut it = rest.chars();
+            if let Some(c) = it.next() {
+                if c.is_ascii_digit()
+                    || ("ivx".contains(c) && it.next().is_some_and(|d| !d.is_alphabetic()))
+                    || (c.is_ascii_alphabetic()
+                        && rest.len() > 1
+                        && rest.as_bytes()[1] == b'.'
+                        && k != "box")
+                {
+                    return true;
+                }
+            }
+        }
+    }
+    false
+}
+
+fn numbered_heading(s: &str) -> bool {
+    let mut chars = s.chars().peekable();
+    let mut saw_digit = false;
+    while let Some(&c) = chars.peek() {
+        if c.is_ascii_digit() || c == '.' {
+            saw_digit |= c.is_ascii_digit();
+            chars.next();
+        } else {
+            break;
+        }
+    }
+    saw_digit
+        && chars.next().is_some_and(|c| c == ' ')
+        && chars.next().is_some_and(|c| c.is_uppercase())
+}
+
+/// Joins a block's lines into one text: line-end hyphens between lower-case
+/// letters are dropped unless the hyphenated word occurs elsewhere in the
+/// document and the joined one does not.
+fn join_lines(lines: &[Line], vocab: &HashSet<String>) -> String {
+    let mut out = String::new();
+    for l in lines {
+        let t = l.text();
+        if out.is_empty() {
+            out = t;
+            continue;
+        }
+        let hyphen = out.ends_with('-') || out.ends_with('\u{2010}') || out.ends_with('\u{00AD}');
+        let prev_lower = out.chars().rev().nth(1).is_some_and(|c| c.is_lowercase());
+        let next_lower = t.chars().next().is_some_and(|c| c.is_lowercase());
+        if hyphen && prev_lower && next_lower {
+            let head: String = out
+                .chars()
+                .rev()
+                .skip(1)
+                .take_while(|c| c.is_alphabetic())
+                .collect::<Vec<_>>()
+                .into_iter()
+                .rev()
+                .collect();
+            let tail: String = t.chars().take_while(|c| c.is_alphabetic()).collect();
+            let joined = format!("{head}{tail}").to_lowercase();
+            let hyphenated = format!("{head}-{tail}").to_lowercase();
+            let keep = vocab.contains(&hyphenated) && !vocab.contains(&joined);
+            if !keep {
+                out.pop();
+            }
+            out.push_str(&t);
+        } else {
+            out.push(' ');
+            out.push_str(&t);
+        }
+    }
+    out
+}
+
+/// Extracts a PDF.
+pub fn extract(bytes: &[u8]) -> Result<Extracted, String> {
+    let doc = open(bytes)?;
+    let n_pages = doc.get_pages().len() as u32;
+    if n_pages == 0 {
+        if !bytes[bytes.len().saturating_sub(2048)..]
+            .windows(5)
+            .any(|w| w == b"%%EOF")
+        {
+            return Err("the PDF is truncated (no end-of-file marker) and no page could be recovered: download or export it again".into());
+        }
+        return Err("the PDF has no pages: export it again from its source".into());
+    }
+    let mut pages = page_lines(&doc);
+    drop(doc);
+    let mut notes = Vec::new();
+    let mut no_text = Vec::new();
+    let mut unmapped = Vec::new();
+    for p in &pages {
+        if p.glyphs == 0 {
+            no_text.push(p.number);
+        } else if p.unmapped * 5 > p.glyphs {
+            unmapped.push(p.number);
+        }
+        if let Some(pr) = &p.problem {
+            notes.push(format!("page {}: {pr}", p.number));
+        }
+    }
+    let removed = strip_running(&mut pages);
+    // Body size: the size most characters are set in.
+    let mut sizes: HashMap<i32, usize> = HashMap::new();
+    let mut vocab: HashSet<String> = HashSet::new();
+    for p in &pages {
+        for l in &p.lines {
+            for w in &l.words {
+                *sizes.entry((w.size * 2.0).round() as i32).or_default() += w.text.chars().count();
+                let t = w
+                    .text
+                    .trim_matches(|c: char| !c.is_alphanumeric())
+                    .to_lowercase();
+                if t.len() > 2 {
+                    vocab.insert(t);
+                }
+            }
+        }
+    }
+    let body = sizes
+        .iter()
+        .max_by_key(|(_, n)| **n)
+        .map(|(s, _)| *s as f32 / 2.0)
+        .unwrap_or(10.0);
+    let mut laid: Vec<(u32, f32, Vec<LBlock>)> = pages
+        .par_iter_mut()
+        .map(|p| (p.number, p.height, page_blocks(p)))
+        .collect();
+    laid.sort_by_key(|x| x.0);
+    // The title: the largest text on the first page.
+    let title_size = laid
+        .first()
+        .map(|(_, _, bs)| {
+            bs.iter()
+                .filter(|b| b.table.is_none())
+                .map(|b| b.size())
+                .fold(0.0, f32::max)
+        })
+        .unwrap_or(0.0);
+    let mut out = Vec::new();
+    let mut section: Option<String> = None;
+    for (number, height, blocks) in laid {
+        for b in blocks {
+            if let Some(cells) = &b.table {
+                let cells: Vec<Cell> = cells
+                    .iter()
+                    .map(|c| Cell {
+                        row: c.row,
+                        col: c.col,
+                        row_span: 1,
+                        col_span: c.col_span,
+                        text: c.text.clone(),
+                        indent: c.indent,
+                        bold: c.bold,
+                    })
+                    .collect();
+                let mut rb = RawBlock::new(BlockKind::Table, super::table_text(&cells));
+                rb.cells = cells;
+                rb.page = Some(number);
+                rb.section = section.clone();
+                out.push(rb);
+                continue;
+            }
+            let text = join_lines(&b.lines, &vocab);
+            let t = text.trim();
+            if t.is_empty() {
+                continue;
+            }
+            let size = b.size();
+            let short = b.lines.len() <= 3 && t.chars().count() <= 160;
+            // A bold run of a few words ending in a full stop is a run-in heading.
+            let run_in = b.bold() && t.ends_with('.') && t.split_whitespace().count() <= 6;
+            let ends_sentence = t.ends_with('.') && !numbered_heading(t) && !run_in
+                || t.ends_with(',')
+                || t.ends_with(';');
+            let letters = t.chars().filter(|c| c.is_alphabetic()).count();
+            let is_title =
+                number == 1 && size >= title_size && size >= body * 1.3 && t.chars().count() <= 400;
+            let kind = if caption_like(t) {
+                BlockKind::Caption
+            } else if is_title
+                || short
+                    && letters >= 3
+                    && !ends_sentence
+                    && (size >= body * 1.15
+                        || (b.bold() && size >= body * 0.95 && t.chars().count() <= 100)
+                        || (numbered_heading(t) && (b.bold() || size > body * 1.05)))
+            {
+                BlockKind::Heading
+            } else if size < body * 0.9
+                && b.y0 > height * 0.7
+                && !section
+                    .as_deref()
+                    .is_some_and(|s| s.to_ascii_lowercase().contains("reference"))
+                && t.chars()
+                    .next()
+                    .is_some_and(|c| c.is_ascii_digit() || "*†‡§¶#abcdef".contains(c))
+                && b.lines.len() <= 6
+            {
+                BlockKind::Footnote
+            } else {
+                BlockKind::Paragraph
+            };
+            if kind == BlockKind::Heading {
+                section = Some(t.to_string());
+            }
+            let mut rb = RawBlock::new(kind, t.to_string());
+            rb.page = Some(number);
+            rb.section = section.clone();
+            out.push(rb);
+        }
+    }
+    if !no_text.is_empty() {
+        notes.push(format!(
+            "{} of {} pages have no text layer (pages {}): they are scanned images and need OCR (for example `ocrmypdf in.pdf out.pdf`) to be read",
+            no_text.len(),
+            n_pages,
+            ranges(&no_text)
+        ));
+    }
+    if !unmapped.is_empty() {
+        notes.push(format!(
+            "pages {} use fonts with no Unicode mapping: their text could not be decoded and was left out rather than guessed",
+            ranges(&unmapped)
+        ));
+    }
+    let mut removed_map = BTreeMap::new();
+    removed_map.insert("headers_footers".to_string(), removed);
+    Ok(Extracted {
+        blocks: out,
+        pages: Some(n_pages),
+        extractor: "pdf",
+        notes,
+        removed: removed_map,
+    })
+}
+
+/// "1-3, 7".
+fn ranges(v: &[u32]) -> String {
+    let mut out: Vec<String> = Vec::new();
+    let mut i = 0;
+    while i < v.len() {
+        let mut j = i;
+        while j + 1 < v.len() && v[j + 1] == v[j] + 1 {
+            j += 1;
+        }
+        out.push(if j > i {
+            format!("{}-{}", v[i], v[j])
+        } else {
+            v[i].to_string()
+        });
+        i = j + 1;
+    }
+    out.join(", ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn page_numbers_and_captions() {
+        assert!(is_page_number("12"));
+        assert!(is_page_number("Page 3 of 9"));
+        assert!(is_page_number("- 4 -"));
+        assert!(!is_page_number("Results"));
+        assert!(caption_like("Table 1 Baseline characteristics"));
+        assert!(caption_like("Fig. 2. Flow"));
+        assert!(!caption_like("Tablets were given"));
+        assert!(numbered_heading("2.1 Participants"));
+        assert!(!numbered_heading("12 patients"));
+        assert_eq!(ranges(&[1, 2, 3, 7]), "1-3, 7");
+    }
+}
