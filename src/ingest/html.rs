@@ -4,7 +4,7 @@
 
 use scraper::{ElementRef, Html, Node};
 
-use super::{table_text, txt::decode, BlockKind, Cell, Extracted, RawBlock};
+use super::{grid, table_text, txt::decode, BlockKind, Cell, Extracted, GridCell, RawBlock};
 
 const SKIP: &[&str] = &[
     "script", "style", "noscript", "template", "nav", "footer", "aside", "form", "svg", "iframe",
@@ -226,10 +226,7 @@ fn collapse(s: &str) -> String {
 }
 
 fn table_cells(table: ElementRef) -> Vec<Cell> {
-    let mut cells = Vec::new();
-    // Columns still occupied by a rowspan from above: col -> rows left.
-    let mut occupied: Vec<u32> = Vec::new();
-    let mut r = 0u32;
+    let mut rows = Vec::new();
     for row in table
         .descendants()
         .filter_map(ElementRef::wrap)
@@ -243,14 +240,11 @@ fn table_cells(table: ElementRef) -> Vec<Cell> {
         if owner.map(|o| o.id()) != Some(table.id()) {
             continue;
         }
-        let mut c = 0u32;
+        let mut cells = Vec::new();
         for cell in row.children().filter_map(ElementRef::wrap) {
             let name = cell.value().name();
             if name != "td" && name != "th" {
                 continue;
-            }
-            while (c as usize) < occupied.len() && occupied[c as usize] > 0 {
-                c += 1;
             }
             let span = |a: &str| {
                 cell.value()
@@ -259,7 +253,6 @@ fn table_cells(table: ElementRef) -> Vec<Cell> {
                     .unwrap_or(1)
                     .clamp(1, 1000)
             };
-            let (rs, cs) = (span("rowspan"), span("colspan"));
             let bold = name == "th"
                 || cell
                     .descendants()
@@ -282,30 +275,17 @@ fn table_cells(table: ElementRef) -> Vec<Cell> {
                 })
                 .map(|v| v.max(0.0) as u32)
                 .unwrap_or(0);
-            cells.push(Cell {
-                row: r,
-                col: c,
-                row_span: rs,
-                col_span: cs,
+            cells.push(GridCell {
                 text: collapse(&inline_text(cell)).replace('\n', " "),
-                indent,
+                row_span: span("rowspan"),
+                col_span: span("colspan"),
                 bold,
+                indent,
             });
-            let end = (c + cs) as usize;
-            if occupied.len() < end {
-                occupied.resize(end, 0);
-            }
-            for slot in &mut occupied[c as usize..end] {
-                *slot = rs;
-            }
-            c += cs;
         }
-        for slot in &mut occupied {
-            *slot = slot.saturating_sub(1);
-        }
-        r += 1;
+        rows.push(cells);
     }
-    cells
+    grid(rows)
 }
 
 /// The HTML extractor.

@@ -5,6 +5,7 @@ pub mod cleaners;
 pub mod csv;
 pub mod docx;
 pub mod html;
+pub mod jats;
 pub mod md;
 pub mod pdf;
 pub mod sniff;
@@ -136,6 +137,59 @@ pub fn table_text(cells: &[Cell]) -> String {
         })
         .collect::<Vec<_>>()
         .join("\n")
+}
+
+/// A table cell before it is placed on the grid.
+#[derive(Debug, Clone, Default)]
+pub struct GridCell {
+    /// Its text.
+    pub text: String,
+    /// Rows spanned (at least 1).
+    pub row_span: u32,
+    /// Columns spanned (at least 1).
+    pub col_span: u32,
+    /// Bold or a header cell.
+    pub bold: bool,
+    /// Indentation level.
+    pub indent: u32,
+}
+
+/// Places rows of cells on a grid: each cell takes the first column not
+/// held by a `rowspan` from a row above, so column indexes count spans.
+pub fn grid(rows: Vec<Vec<GridCell>>) -> Vec<Cell> {
+    let mut cells = Vec::new();
+    // Columns still occupied by a rowspan from above: col -> rows left.
+    let mut occupied: Vec<u32> = Vec::new();
+    for (r, row) in rows.into_iter().enumerate() {
+        let mut c = 0u32;
+        for g in row {
+            while (c as usize) < occupied.len() && occupied[c as usize] > 0 {
+                c += 1;
+            }
+            let (rs, cs) = (g.row_span.max(1), g.col_span.max(1));
+            cells.push(Cell {
+                row: r as u32,
+                col: c,
+                row_span: rs,
+                col_span: cs,
+                text: g.text,
+                indent: g.indent,
+                bold: g.bold,
+            });
+            let end = (c + cs) as usize;
+            if occupied.len() < end {
+                occupied.resize(end, 0);
+            }
+            for slot in &mut occupied[c as usize..end] {
+                *slot = rs;
+            }
+            c += cs;
+        }
+        for slot in &mut occupied {
+            *slot = slot.saturating_sub(1);
+        }
+    }
+    cells
 }
 
 /// What an extractor gives back.
@@ -305,10 +359,11 @@ pub fn extractor_for(ext: &str) -> Result<&'static str, String> {
         "html" | "htm" | "xhtml" => "html",
         "docx" => "docx",
         "pdf" => "pdf",
+        "nxml" | "xml" => "jats",
         "doc" => return Err("legacy Word .doc is not supported: save it as .docx (Word, LibreOffice: File > Save As)".into()),
         "rtf" => return Err("RTF is not supported: save it as .docx or .txt".into()),
         "odt" => return Err("OpenDocument .odt is not supported: save it as .docx".into()),
-        other => return Err(format!("no extractor for .{other} files; supported: txt, csv, tsv, md, html, docx, pdf")),
+        other => return Err(format!("no extractor for .{other} files; supported: txt, csv, tsv, md, html, docx, pdf, nxml/xml (JATS)")),
     })
 }
 
@@ -351,6 +406,7 @@ pub fn ingest_bytes(entry: Entry, bytes: &[u8], spec: &IngestSpec) -> Document {
         "html" => html::extract(bytes),
         "docx" => docx::extract(bytes),
         "pdf" => pdf::extract(bytes),
+        "jats" => jats::extract(bytes),
         _ => Err(format!("no extractor named {extractor}")),
     });
     let extracted = match result {

@@ -1,7 +1,8 @@
 //! The PDF extractor on real PDFs: ones the tests write with lopdf (two
 //! columns, running heads, headings, a hyphenated line end, a ruled table,
 //! no pages, only an image, encrypted), a truncated copy of a real paper,
-//! and the real trial papers of ../shared/data/rct_baseline/pdf/.
+//! and the real trial papers of ../shared/data/rct_baseline/pdf/; and the
+//! same papers' JATS XML, whose tables are checked cell by cell.
 
 use lopdf::content::{Content, Operation};
 use lopdf::{dictionary, Document, Object, Stream};
@@ -451,4 +452,84 @@ async fn real_trial_papers_have_pages_sections_and_tables() {
     // Sections are the papers' own headings.
     let t = table(&c, &format!("SELECT count(DISTINCT document_id) AS n FROM blocks('{src}') WHERE kind = 'heading' AND (text ILIKE '%method%' OR text ILIKE '%results%')")).await;
     assert!(t.contains("| 8 |"), "{t}");
+}
+
+/// A cell as the JSON records it: text, colspan, rowspan.
+type GridCell = (String, i64, i64);
+
+/// JATS article XML: every baseline table of the eight trial papers comes
+/// out with the same rows, texts and spans as the cells that
+/// ../shared/data/rct_baseline/table1_cells_from_jats.json records for them.
+#[tokio::test]
+async fn jats_tables_match_the_recorded_cells() {
+    let data = root().join("../shared/data/rct_baseline");
+    let truth: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(data.join("table1_cells_from_jats.json")).unwrap(),
+    )
+    .unwrap();
+    let c = ctx(None);
+    let norm = |s: &str| s.split_whitespace().collect::<Vec<_>>().join(" ");
+    let mut checked = 0;
+    for (pmcid, paper) in truth.as_object().unwrap() {
+        let src = data
+            .join(format!("jats/{pmcid}.nxml"))
+            .display()
+            .to_string();
+        let batches = crate::common::sql(
+            &c,
+            &format!(
+                "SELECT block_id, c['row'] AS r, c['col'] AS k, c['text'] AS t, c['col_span'] AS cs, c['row_span'] AS rs \
+                 FROM (SELECT block_id, unnest(cells) AS c FROM blocks('{src}') WHERE kind = 'table') ORDER BY 1, 2, 3"
+            ),
+        )
+        .await
+        .unwrap();
+        // block -> rows of (text, colspan, rowspan)
+        let mut tables: std::collections::BTreeMap<i64, Vec<Vec<GridCell>>> = Default::default();
+        for b in &batches {
+            let s = |i: usize, r: usize| {
+                datafusion::arrow::util::display::array_value_to_string(b.column(i), r).unwrap()
+            };
+            for r in 0..b.num_rows() {
+                let rows = tables.entry(s(0, r).parse().unwrap()).or_default();
+                let row: usize = s(1, r).parse().unwrap();
+                while rows.len() <= row {
+                    rows.push(Vec::new());
+                }
+                rows[row].push((
+                    norm(&s(3, r)),
+                    s(4, r).parse().unwrap(),
+                    s(5, r).parse().unwrap(),
+                ));
+            }
+        }
+        for t in paper["tables"].as_array().unwrap() {
+            let want: Vec<Vec<GridCell>> = t["rows"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|row| {
+                    row.as_array()
+                        .unwrap()
+                        .iter()
+                        .map(|c| {
+                            (
+                                norm(c["text"].as_str().unwrap()),
+                                c["colspan"].as_i64().unwrap(),
+                                c["rowspan"].as_i64().unwrap(),
+                            )
+                        })
+                        .collect()
+                })
+                .collect();
+            let found = tables.values().any(|got| *got == want);
+            assert!(
+                found,
+                "{pmcid} {}: no table block has these cells: {want:?}\nblocks: {tables:?}",
+                t["label"]
+            );
+            checked += 1;
+        }
+    }
+    assert_eq!(checked, 13);
 }
