@@ -102,25 +102,7 @@ fn jats_body(path: &Path) -> String {
             }
             Ok(Event::GeneralRef(g)) if in_body > 0 && skip == 0 => {
                 let name = String::from_utf8_lossy(g.as_ref()).to_string();
-                let c = match name.as_str() {
-                    "amp" => "&".to_string(),
-                    "lt" => "<".into(),
-                    "gt" => ">".into(),
-                    "quot" => "\"".into(),
-                    "apos" => "'".into(),
-                    n if n.starts_with("#x") => u32::from_str_radix(&n[2..], 16)
-                        .ok()
-                        .and_then(char::from_u32)
-                        .map(String::from)
-                        .unwrap_or_default(),
-                    n if n.starts_with('#') => n[1..]
-                        .parse::<u32>()
-                        .ok()
-                        .and_then(char::from_u32)
-                        .map(String::from)
-                        .unwrap_or_default(),
-                    _ => String::new(),
-                };
+                let c = quarry::ingest::jats::entity(&name);
                 out.push_str(&c);
             }
             Ok(Event::Eof) | Err(_) => break,

@@ -71,7 +71,8 @@ fn local(name: &[u8]) -> String {
     n.rsplit(':').next().unwrap_or(&n).to_string()
 }
 
-fn entity(name: &str) -> String {
+/// The text of an XML entity or character reference (`amp`, `#x00A0`).
+pub fn entity(name: &str) -> String {
     match name {
         "amp" => "&".into(),
         "lt" => "<".into(),
@@ -93,51 +94,40 @@ fn entity(name: &str) -> String {
     }
 }
 
+/// An element with its attributes, no children yet.
+fn element(e: &quick_xml::events::BytesStart) -> El {
+    let attrs = e
+        .attributes()
+        .flatten()
+        .map(|a| {
+            (
+                local(a.key.as_ref()),
+                a.unescape_value()
+                    .map(|v| v.to_string())
+                    .unwrap_or_default(),
+            )
+        })
+        .collect();
+    El {
+        name: local(e.name().as_ref()),
+        attrs,
+        children: Vec::new(),
+    }
+}
+
 fn parse(xml: &str) -> Result<El, String> {
     let mut r = quick_xml::Reader::from_str(xml);
     let mut stack: Vec<El> = vec![El::default()];
     loop {
         match r.read_event() {
             Ok(Event::Start(e)) => {
-                let attrs = e
-                    .attributes()
-                    .flatten()
-                    .map(|a| {
-                        (
-                            local(a.key.as_ref()),
-                            a.unescape_value()
-                                .map(|v| v.to_string())
-                                .unwrap_or_default(),
-                        )
-                    })
-                    .collect();
-                stack.push(El {
-                    name: local(e.name().as_ref()),
-                    attrs,
-                    children: Vec::new(),
-                });
+                stack.push(element(&e));
                 if stack.len() > 256 {
                     return Err("the XML nests more than 256 levels deep".into());
                 }
             }
             Ok(Event::Empty(e)) => {
-                let attrs = e
-                    .attributes()
-                    .flatten()
-                    .map(|a| {
-                        (
-                            local(a.key.as_ref()),
-                            a.unescape_value()
-                                .map(|v| v.to_string())
-                                .unwrap_or_default(),
-                        )
-                    })
-                    .collect();
-                let el = El {
-                    name: local(e.name().as_ref()),
-                    attrs,
-                    children: Vec::new(),
-                };
+                let el = element(&e);
                 stack.last_mut().unwrap().children.push(Node::El(el));
             }
             Ok(Event::End(_)) if stack.len() > 1 => {
