@@ -113,9 +113,17 @@ conflicted AS (
   WHERE NOT same_value(v.raw, f.raw)
   GROUP BY v.document_id
 ),
--- The best quote any chunk gave for the value that stands.
+-- The best quote any chunk gave for the value that stands, with the page
+-- and section of the block its located span starts in (a chunk that spans
+-- pages, or a segmenter that keeps no pages, still gives the quote's page).
+spans AS (
+  SELECT document_id AS span_document, page AS span_page, section AS span_section,
+         char_start AS span_start, char_end AS span_end
+  FROM {{block_source}}
+),
 evidence AS (
-  SELECT document_id, field, value, chunk_id, page, section, quote,
+  SELECT document_id, field, value, chunk_id, coalesce(span_page, page) AS page,
+         coalesce(span_section, section) AS section, quote,
          char_start, char_end, verified, "match", '{{protocol_hash}}' AS protocol_hash
   FROM (
     SELECT v.document_id, v.field, v.raw AS value, v.chunk_id, v.page, v.section, v.quote,
@@ -126,6 +134,7 @@ evidence AS (
     FROM valued v JOIN firsts f ON v.document_id = f.document_id AND v.field = f.field
     WHERE same_value(v.raw, f.raw)
   ) s
+  LEFT JOIN spans ON s.document_id = span_document AND s.char_start >= span_start AND s.char_start < span_end
   WHERE best = 1
 ),
 -- Fields left empty because the value given could not be read as the

@@ -340,6 +340,10 @@ pub fn render_extract(src: &str, p: &Protocol, output: ExtractOutput, scope: Sco
         .replace("{{screened_stage}}", &screened_stage)
         .replace("{{only_included}}", &only_included)
         .replace("{{chunk_source}}", &chunk_source)
+        .replace(
+            "{{block_source}}",
+            &format!("blocks('{}', '{}')", sql_text(src), sql_text(&p.ingest)),
+        )
         .replace("{{reason_cases}}", &reason_cases)
         .replace("{{verify_cases}}", &verify_cases)
         .replace("{{firsts}}", firsts)

@@ -533,3 +533,80 @@ async fn jats_tables_match_the_recorded_cells() {
     }
     assert_eq!(checked, 13);
 }
+
+/// Evidence from a PDF carries the page and section of the quoted span,
+/// even when the segmenter keeps no pages (one `recursive` chunk holds both
+/// pages here).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn evidence_from_a_pdf_names_the_page_of_each_quote() {
+    use quarry::model::test_server::{Action, Rule, TestServer};
+    let srv = TestServer::start(
+        vec![Rule {
+            needle: "We ran a randomised".into(),
+            actions: vec![Action::Reply(
+                r#"{"design":"randomised controlled trial","n":120,
+                    "design__quote":"We ran a randomised controlled trial.",
+                    "n__quote":"We enrolled 120 participants."}"#
+                    .into(),
+            )],
+        }],
+        std::time::Duration::ZERO,
+    )
+    .await
+    .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let corpus = dir.path().join("corpus");
+    std::fs::create_dir_all(&corpus).unwrap();
+    let pages: Vec<Page> = vec![
+        (
+            vec![
+                (50.0, 80.0, 12.0, "Methods", true),
+                (
+                    50.0,
+                    100.0,
+                    10.0,
+                    "We ran a randomised controlled trial.",
+                    false,
+                ),
+            ],
+            vec![],
+        ),
+        (
+            vec![
+                (50.0, 80.0, 12.0, "Results", true),
+                (50.0, 100.0, 10.0, "We enrolled 120 participants.", false),
+            ],
+            vec![],
+        ),
+    ];
+    std::fs::write(corpus.join("trial.pdf"), write_pdf(&pages, false)).unwrap();
+    let proto = dir.path().join("protocol.toml");
+    std::fs::write(
+        &proto,
+        "name = \"pages\"\n[[fields]]\nname = \"design\"\ndescription = \"The study design\"\n[[fields]]\nname = \"n\"\ndescription = \"Number of participants\"\ntype = \"integer\"\n[segment]\nmethod = \"recursive\"\nmax_tokens = 600\n",
+    )
+    .unwrap();
+    let cfg = format!(
+        "[model]\nname = \"gpt-4o-mini\"\n[endpoints.default]\nbase_url = \"{}\"\n",
+        srv.base_url()
+    );
+    let c = quarry::model::test_server::session_in(dir.path(), &cfg).unwrap();
+    let (src, p) = (corpus.display(), proto.display());
+    let t = table(
+        &c,
+        &format!(
+            "SELECT field, page, section, verified FROM evidence('{src}', '{p}') ORDER BY field"
+        ),
+    )
+    .await;
+    assert_eq!(
+        t.trim(),
+        "+--------+------+---------+----------+
+| field  | page | section | verified |
++--------+------+---------+----------+
+| design | 1    | Methods | true     |
+| n      | 2    | Results | true     |
++--------+------+---------+----------+"
+    );
+    assert_eq!(srv.count(), 1);
+}
