@@ -507,6 +507,9 @@ fn table_benchmark() {
             pure += usize::from(best >= 0.999);
             det_n += 1;
         }
+        if std::env::var("QUARRY_PDF_ICDAR_DOCS").is_ok() {
+            println!("{stem}: {} true, {} detected", gt_regions.len(), det.len());
+        }
         // Cell adjacency over the whole document.
         let mut gt_rel: HashMap<(String, String, char), i64> = HashMap::new();
         for t in &gt_tables {

@@ -19,6 +19,12 @@ type Page<'a> = (Vec<Text<'a>>, Vec<(f32, f32, f32)>);
 /// fonts), the given horizontal rules (x0, x1, y from the top) and, where
 /// `image` is set, a small image and no text.
 fn write_pdf(pages: &[Page], image: bool) -> Vec<u8> {
+    write_pdf_turned(pages, image, false)
+}
+
+/// As [`write_pdf`]; with `sideways`, every page's content is turned 90
+/// degrees (text running bottom to top, as a landscape table is set).
+fn write_pdf_turned(pages: &[Page], image: bool, sideways: bool) -> Vec<u8> {
     let mut doc = Document::with_version("1.5");
     let pages_id = doc.new_object_id();
     let regular = doc.add_object(dictionary! {"Type" => "Font", "Subtype" => "Type1", "BaseFont" => "Helvetica", "Encoding" => "WinAnsiEncoding"});
@@ -30,6 +36,20 @@ fn write_pdf(pages: &[Page], image: bool) -> Vec<u8> {
     let mut kids = Vec::new();
     for (texts, rules) in pages {
         let mut ops = Vec::new();
+        if sideways {
+            ops.push(Operation::new("q", vec![]));
+            ops.push(Operation::new(
+                "cm",
+                vec![
+                    0.into(),
+                    1.into(),
+                    (-1).into(),
+                    0.into(),
+                    612.into(),
+                    0.into(),
+                ],
+            ));
+        }
         for &(x, y, size, text, b) in texts {
             ops.push(Operation::new("BT", vec![]));
             ops.push(Operation::new(
@@ -46,6 +66,9 @@ fn write_pdf(pages: &[Page], image: bool) -> Vec<u8> {
                 vec![x0.into(), (792.0 - y).into(), (x1 - x0).into(), 0.5.into()],
             ));
             ops.push(Operation::new("f", vec![]));
+        }
+        if sideways {
+            ops.push(Operation::new("Q", vec![]));
         }
         if image {
             ops.push(Operation::new("q", vec![]));
@@ -609,4 +632,32 @@ async fn evidence_from_a_pdf_names_the_page_of_each_quote() {
 +--------+------+---------+----------+"
     );
     assert_eq!(srv.count(), 1);
+}
+
+/// A page whose text is set sideways (a landscape table) is turned back and
+/// read in order, not dropped.
+#[tokio::test]
+async fn sideways_text_is_turned_and_read() {
+    let texts = column(
+        50.0,
+        100.0,
+        &[
+            "Landscape pages hold wide tables",
+            "and their text runs bottom to top",
+            "but reads like any other page.",
+        ],
+    );
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("landscape.pdf"),
+        write_pdf_turned(&[(texts, vec![])], false, true),
+    )
+    .unwrap();
+    let src = dir.path().join("landscape.pdf").display().to_string();
+    let c = ctx(None);
+    let t = table(&c, &format!("SELECT status, text FROM documents('{src}')")).await;
+    assert!(
+        t.contains("| ok     | Landscape pages hold wide tables and their text runs bottom to top but reads like any other page. |"),
+        "{t}"
+    );
 }

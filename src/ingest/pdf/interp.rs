@@ -75,6 +75,11 @@ pub struct Glyph {
     pub upright: bool,
     /// A space character.
     pub space: bool,
+    /// Writing direction on the page: 0 left to right, 1 bottom to top,
+    /// 2 right to left (upside down), 3 top to bottom; 4 skewed.
+    pub dir: u8,
+    /// The end point's y before the page is turned (see [`orient`]).
+    pub ey: f32,
 }
 
 /// A horizontal or vertical line drawn on the page.
@@ -218,7 +223,51 @@ pub fn run_page(doc: &Document, page: ObjectId, fonts: &FontCache) -> PageConten
     }
     let content = doc.get_page_content(page);
     it.run(&content, &resources, base, 0);
+    orient(&mut it.out);
     it.out
+}
+
+/// Turns the page so that the direction most of its text runs in reads
+/// left to right (a landscape table set sideways, a page with `/Rotate`),
+/// then sets each glyph's left and right edge and baseline in that frame.
+/// Text running any other way is marked not upright (and left out).
+pub fn orient(page: &mut PageContent) {
+    let mut counts = [0usize; 5];
+    for g in &page.glyphs {
+        counts[g.dir as usize] += 1;
+    }
+    let k = (0..4).max_by_key(|&i| (counts[i], i == 0)).unwrap_or(0);
+    let d: (f32, f32) = [(1.0, 0.0), (0.0, -1.0), (-1.0, 0.0), (0.0, 1.0)][k];
+    let n = (-d.1, d.0);
+    let (w, h) = (page.width, page.height);
+    let corners = [(0.0, 0.0), (w, 0.0), (0.0, h), (w, h)];
+    let along = |p: (f32, f32)| p.0 * d.0 + p.1 * d.1;
+    let across = |p: (f32, f32)| p.0 * n.0 + p.1 * n.1;
+    let min_x = corners.iter().map(|&c| along(c)).fold(f32::MAX, f32::min);
+    let max_x = corners.iter().map(|&c| along(c)).fold(f32::MIN, f32::max);
+    let min_y = corners.iter().map(|&c| across(c)).fold(f32::MAX, f32::min);
+    let max_y = corners.iter().map(|&c| across(c)).fold(f32::MIN, f32::max);
+    for g in &mut page.glyphs {
+        let (o, e) = ((g.x0, g.y), (g.x1, g.ey));
+        let (a, b) = (along(o) - min_x, along(e) - min_x);
+        g.x0 = a.min(b);
+        g.x1 = a.max(b);
+        g.y = across(o) - min_y;
+        g.upright = g.dir as usize == k && (k != 0 || g.upright);
+    }
+    for r in &mut page.rules {
+        let (p, q) = ((r.x0, r.y0), (r.x1, r.y1));
+        let (x0, x1) = (along(p) - min_x, along(q) - min_x);
+        let (y0, y1) = (across(p) - min_y, across(q) - min_y);
+        *r = Rule {
+            x0: x0.min(x1),
+            y0: y0.min(y1),
+            x1: x0.max(x1),
+            y1: y0.max(y1),
+        };
+    }
+    page.width = max_x - min_x;
+    page.height = max_y - min_y;
 }
 
 impl<'a> Interp<'a> {
@@ -470,10 +519,25 @@ impl<'a> Interp<'a> {
             let next = Matrix::translate(adv, 0.0).mul(tm);
             // The glyph's visible right edge: its width, without the
             // character and word spacing that follow it.
-            let (ex, _) = rm.apply(code.width, 0.0);
+            let (ex, ey) = rm.apply(code.width, 0.0);
             let [a, b, c, d, _, _] = rm.0;
             let size = (c * c + d * d).sqrt();
-            let upright = a > 0.0 && b.abs() <= a * 0.2 && d < 0.0;
+            let dir = if b.abs() <= a.abs() * 0.2 {
+                if a > 0.0 {
+                    0
+                } else {
+                    2
+                }
+            } else if a.abs() <= b.abs() * 0.2 {
+                if b < 0.0 {
+                    1
+                } else {
+                    3
+                }
+            } else {
+                4
+            };
+            let upright = dir == 0 && d < 0.0;
             if code.unmapped {
                 self.out.unmapped += 1;
             }
@@ -481,13 +545,15 @@ impl<'a> Interp<'a> {
             if gs.render != 3 || !code.text.is_empty() {
                 self.out.glyphs.push(Glyph {
                     text: code.text.clone(),
-                    x0: ox.min(ex),
-                    x1: ox.max(ex),
+                    x0: ox,
+                    x1: ex,
                     y: oy,
                     size,
                     bold: font.bold || gs.render == 2,
                     upright,
                     space,
+                    dir,
+                    ey,
                 });
             }
             *tm = next;
