@@ -318,9 +318,11 @@ pub fn extract(bytes: &[u8]) -> Result<Extracted, String> {
             }
         }
     }
+    // (Ties go to the larger size, so the choice never depends on the
+    // map's order.)
     let body = sizes
         .iter()
-        .max_by_key(|(_, n)| **n)
+        .max_by_key(|(s, n)| (**n, **s))
         .map(|(s, _)| *s as f32 / 2.0)
         .unwrap_or(10.0);
     let mut laid: Vec<(u32, f32, Vec<LBlock>)> = pages
