@@ -295,11 +295,7 @@ impl Walker {
             return;
         }
         self.caption(tw);
-        let tables: Vec<&El> = match tw.find("table") {
-            Some(_) => collect(tw, "table"),
-            None => Vec::new(),
-        };
-        for t in tables {
+        for t in collect(tw, "table") {
             let cells = grid(table_rows(t));
             if cells.is_empty() {
                 continue;

@@ -97,10 +97,9 @@ impl Line {
 }
 
 /// Splits glyphs into words (content order; a space or a gap ends a word).
-pub fn words(page: &PageContent) -> (Vec<Word>, usize) {
+pub fn words(page: &PageContent) -> Vec<Word> {
     let mut out: Vec<Word> = Vec::new();
     let mut cur: Option<(Word, usize, usize)> = None; // word, chars, bold chars
-    let mut rotated = 0;
     let flush = |cur: &mut Option<(Word, usize, usize)>, out: &mut Vec<Word>| {
         if let Some((mut w, n, nb)) = cur.take() {
             w.bold = nb * 2 > n;
@@ -112,7 +111,6 @@ pub fn words(page: &PageContent) -> (Vec<Word>, usize) {
     };
     for g in &page.glyphs {
         if !g.upright {
-            rotated += 1;
             flush(&mut cur, &mut out);
             continue;
         }
@@ -150,7 +148,7 @@ pub fn words(page: &PageContent) -> (Vec<Word>, usize) {
         }
     }
     flush(&mut cur, &mut out);
-    (out, rotated)
+    out
 }
 
 fn same_word(w: &Word, g: &Glyph) -> bool {
@@ -535,6 +533,11 @@ pub struct TCell {
     pub bbox: (f32, f32, f32, f32),
 }
 
+/// Whether two lines share a baseline (one table row).
+fn same_row(a: &Line, b: &Line) -> bool {
+    (a.y - b.y).abs() < 0.5 * a.size.max(b.size)
+}
+
 fn is_numeric_cell(s: &str) -> bool {
     let digits = s.chars().filter(|c| c.is_ascii_digit()).count();
     let letters = s.chars().filter(|c| c.is_alphabetic()).count();
@@ -551,9 +554,7 @@ pub fn tables(lines: Vec<Line>, rules: &[Rule], page_width: f32) -> (Vec<LBlock>
     let mut rows: Vec<Vec<usize>> = Vec::new();
     for (i, l) in lines.iter().enumerate() {
         match rows.last_mut() {
-            Some(r) if (lines[r[0]].y - l.y).abs() < 0.5 * l.size.max(lines[r[0]].size) => {
-                r.push(i)
-            }
+            Some(r) if same_row(&lines[r[0]], l) => r.push(i),
             _ => rows.push(vec![i]),
         }
     }
@@ -751,7 +752,7 @@ fn cells(lines: &[Line]) -> Vec<TCell> {
     sorted.sort_by(|a, b| a.y.total_cmp(&b.y));
     for l in sorted {
         match rows.last_mut() {
-            Some(r) if (r[0].y - l.y).abs() < 0.5 * l.size.max(r[0].size) => r.push(l),
+            Some(r) if same_row(r[0], l) => r.push(l),
             _ => rows.push(vec![l]),
         }
     }

@@ -39,6 +39,15 @@ pub struct PageLines {
     pub problem: Option<String>,
 }
 
+const ENCRYPTED: &str = "the PDF is encrypted and needs a password to open: save an unprotected copy (print to PDF, or qpdf --decrypt with the password) and read that";
+
+/// Whether the file lacks the end-of-file marker near its end (cut short).
+fn truncated(bytes: &[u8]) -> bool {
+    !bytes[bytes.len().saturating_sub(2048)..]
+        .windows(5)
+        .any(|w| w == b"%%EOF")
+}
+
 /// Opens a PDF: parses it, and where it is encrypted, opens it with the
 /// empty user password (what a viewer does without asking).
 pub fn open(bytes: &[u8]) -> Result<Document, String> {
@@ -51,9 +60,6 @@ pub fn open(bytes: &[u8]) -> Result<Document, String> {
             "this is not a PDF (no %PDF header): check the file's real type and rename it".into(),
         );
     }
-    let truncated = !bytes[bytes.len().saturating_sub(2048)..]
-        .windows(5)
-        .any(|w| w == b"%%EOF");
     let doc = match Document::load_mem(bytes) {
         Ok(d) => d,
         Err(e) => {
@@ -62,16 +68,16 @@ pub fn open(bytes: &[u8]) -> Result<Document, String> {
                 || msg.to_ascii_lowercase().contains("password")
                 || bytes.windows(8).any(|w| w == b"/Encrypt")
             {
-                return Err("the PDF is encrypted and needs a password to open: save an unprotected copy (print to PDF, or qpdf --decrypt with the password) and read that".into());
+                return Err(ENCRYPTED.into());
             }
-            if truncated {
+            if truncated(bytes) {
                 return Err(format!("the PDF is truncated (no end-of-file marker) and could not be recovered ({msg}): download or export it again"));
             }
             return Err(format!("the PDF could not be parsed ({msg}): it may be damaged; re-download it, or re-save it with a PDF viewer"));
         }
     };
     if doc.is_encrypted() {
-        return Err("the PDF is encrypted and needs a password to open: save an unprotected copy (print to PDF, or qpdf --decrypt with the password) and read that".into());
+        return Err(ENCRYPTED.into());
     }
     Ok(doc)
 }
@@ -95,7 +101,7 @@ pub fn page_lines(doc: &Document) -> Vec<PageLines> {
                 .iter()
                 .filter(|g| !g.text.trim().is_empty())
                 .count();
-            let (words, _rotated) = layout::words(&pc);
+            let words = layout::words(&pc);
             let lines = layout::lines(words);
             PageLines {
                 number,
@@ -145,10 +151,10 @@ fn is_page_number(s: &str) -> bool {
 /// least a quarter of them, and bare page numbers there. Returns the
 /// characters removed.
 pub fn strip_running(pages: &mut [PageLines]) -> u64 {
-    let edge = |p: &PageLines, l: &Line| l.y < p.height * 0.1 || l.y > p.height * 0.9;
+    let edge = |h: f32, l: &Line| l.y < h * 0.1 || l.y > h * 0.9;
     let mut counts: HashMap<String, HashSet<u32>> = HashMap::new();
     for p in pages.iter() {
-        for l in p.lines.iter().filter(|l| edge(p, l)) {
+        for l in p.lines.iter().filter(|l| edge(p.height, l)) {
             counts.entry(mask(&l.text())).or_default().insert(p.number);
         }
     }
@@ -160,12 +166,10 @@ pub fn strip_running(pages: &mut [PageLines]) -> u64 {
         .collect();
     let mut removed = 0u64;
     for p in pages.iter_mut() {
-        let (h, before) = (p.height, p.lines.len());
-        let _ = before;
+        let h = p.height;
         p.lines.retain(|l| {
-            let at_edge = l.y < h * 0.1 || l.y > h * 0.9;
             let t = l.text();
-            let drop = at_edge && (running.contains(&mask(&t)) || is_page_number(&t));
+            let drop = edge(h, l) && (running.contains(&mask(&t)) || is_page_number(&t));
             if drop {
                 removed += t.chars().count() as u64;
             }
@@ -277,10 +281,7 @@ pub fn extract(bytes: &[u8]) -> Result<Extracted, String> {
     let doc = open(bytes)?;
     let n_pages = doc.get_pages().len() as u32;
     if n_pages == 0 {
-        if !bytes[bytes.len().saturating_sub(2048)..]
-            .windows(5)
-            .any(|w| w == b"%%EOF")
-        {
+        if truncated(bytes) {
             return Err("the PDF is truncated (no end-of-file marker) and no page could be recovered: download or export it again".into());
         }
         return Err("the PDF has no pages: export it again from its source".into());
