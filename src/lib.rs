@@ -3,6 +3,7 @@
 //! This crate is the engine (everything with I/O or state) and the `quarry`
 //! binary; pure SQL functions live in `quarry-udfs`.
 
+pub mod cohort;
 pub mod corpus;
 pub mod error;
 pub mod functions;

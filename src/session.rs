@@ -91,7 +91,11 @@ pub fn session(settings: &Settings) -> Result<SessionContext> {
     ctx.register_udtf("documents", Arc::new(Documents { env: env.clone() }));
     ctx.register_udtf("inventory", Arc::new(Inventory { env: env.clone() }));
     ctx.register_udtf("blocks", Arc::new(Blocks { env: env.clone() }));
-    ctx.register_udtf("chunks", Arc::new(Chunks { env }));
+    ctx.register_udtf("chunks", Arc::new(Chunks { env: env.clone() }));
+    ctx.register_udtf(
+        "cohort_tables",
+        Arc::new(crate::functions::cohort::CohortTables { env }),
+    );
 
     for (json, detail) in [(false, false), (true, false), (false, true), (true, true)] {
         let f = AsyncScalarUDF::new(Arc::new(Llm::new(runtime.clone(), json, detail)));

@@ -3,6 +3,7 @@
 
 pub mod blocks;
 pub mod chunks;
+pub mod cohort;
 pub mod documents;
 pub mod extract;
 pub mod inventory;

@@ -56,8 +56,8 @@ def strip_annotation(label):
 ANN = {}
 
 
-def table(pmcid, label, arms, arm_n, rows, transposed=False):
-    ANN[(pmcid, label)] = dict(arms=arms, arm_n=arm_n, rows=rows, transposed=transposed)
+def table(pmcid, label, arms, arm_n, rows, transposed=False, stub=None):
+    ANN[(pmcid, label)] = dict(arms=arms, arm_n=arm_n, rows=rows, transposed=transposed, stub=stub)
 
 
 def rows_under(parent, rng, col, meas, cat=True, extra=()):
@@ -107,7 +107,8 @@ table('PMC3751573', 'Table 1', {1: 'EP group', 2: 'CACP group', 3: 'Total'}, {},
       + rows_under(['Length of nursing working (yr)'], range(20, 22), 0, 'msd', cat=False))
 table('PMC3751573', 'Table 2',
       {2: 'T0 / EP group', 3: 'T0 / CACP group', 5: 'T1 / EP group', 6: 'T1 / CACP group'},
-      {2: 19, 3: 24, 5: 19, 6: 23}, [(r, None, None, 'msd', 0) for r in range(2, 9)])
+      {2: 19, 3: 24, 5: 19, 6: 23}, [(r, None, None, 'msd', 0) for r in range(2, 9)],
+      stub=1)  # column 1 is the scale's possible score range, not a row header
 
 # PMC4319071 Table 1: three levels of row headers in three grid columns.
 bg = 'Background characteristics'
@@ -121,7 +122,7 @@ for r, name in ((21, 'Vegetable intake (grams)'), (24, 'Fruit intake (pieces)'),
                 (27, 'High-energy snack intake (pieces)'),
                 (30, 'Saturated fat intake (fat points) (n=1348)')):
     rows.append((r, [di, name], None, 'msd', None))        # the "Mean (SD)" row: a measure row
-    rows.append((r + 1, [di, name], 'Not complying', 'cp', None))
+    rows.append((r + 1, [di, name], 'LABEL', 'cp', 2))    # "Not complying, n (%)"
 table('PMC4319071', 'Table 1', {3: 'Total', 4: 'Control', 5: 'Basic', 6: 'Plus'},
       {3: 1349, 4: 434, 5: 459, 6: 456}, rows)
 
@@ -216,7 +217,7 @@ def expand(data):
         for col, n in a['arm_n'].items():
             items.append({'pmcid': pmcid, 'table': label, 'arm': a['arms'][col], 'characteristic': [],
                           'category': None, 'measure': 'population_size', 'value': float(n)})
-        first_arm = min(k if isinstance(k, int) else k[0] for k in a['arms'])
+        first_arm = a['stub'] or min(k if isinstance(k, int) else k[0] for k in a['arms'])
         for (r, path, cat, meas, lcol) in a['rows']:
             if path is None:      # the row's own header cells; a blank or spanned first one inherits
                 first = next(g.get((k, 0)) for k in range(r, -1, -1) if g.get((k, 0)))

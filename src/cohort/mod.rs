@@ -1,0 +1,1287 @@
+//! Baseline-characteristics tables ("Table 1" of a trial paper) to data
+//! items and an RDF knowledge graph, after seed 003: table → tree table →
+//! tokens and measures → templates (column = study arm, row = subject
+//! characteristic, cell = statistical measures with their values).
+//!
+//! Rule-based and model-free. The same cells come from JATS/HTML/DOCX tables
+//! (real cells) and from PDF tables (cells from layout), so one interpreter
+//! serves both.
+//!
+//! - **Header rows**: the first row, then rows with no value and an empty
+//!   (or spanned) first cell ("N = 326" under each arm, "n (%)", "N | %").
+//! - **Stub columns**: leading columns whose body cells are mostly not values;
+//!   each is a level of row headers ("Background characteristics" ›
+//!   "Gender, n (%)" › "Male").
+//! - **Arms**: the other columns, grouped under their top header; P value,
+//!   test statistic, odds ratio, difference and reference-population
+//!   columns are not arms (by header, or by cells that are all P values).
+//! - **Tree**: within a stub column, indentation nests rows; a row with no
+//!   values opens a group (a categorical characteristic or a heading);
+//!   without indentation the group runs to the next such row, or closes
+//!   once its categories' percentages add up to 100.
+//! - **Measures**: from the row label, the column's headers, the parent
+//!   rows, the caption, then the table's footnotes, taking the first named
+//!   measure sequence that fits the cell's shape; else "±" is mean ± SD, a
+//!   percentage sign or a share of the arm's size is count (percent), and an
+//!   interval after a number is median (IQR). A cell nothing fits is one
+//!   item with measure `other`.
+
+pub mod tokens;
+pub mod turtle;
+
+use std::collections::BTreeMap;
+
+use tokens::{descriptors, fit, measure_only, shape, tokenize, Measure, Shape, Tok};
+
+use crate::ingest::{BlockKind, Cell, Document};
+
+/// One data item: one number in a table cell, placed.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Item {
+    /// "Table 1", or "table 3" (its position) when the caption has no label.
+    pub table_id: String,
+    /// The table's caption.
+    pub caption: String,
+    /// The study arm (column header path without sizes and measure names).
+    pub arm: Option<String>,
+    /// The arm's size where a header or an "n" row states it.
+    pub arm_n: Option<i64>,
+    /// Row headers from the top (measure-only rows left out).
+    pub characteristic: Vec<String>,
+    /// The sub-population a count or percentage describes.
+    pub category: Option<String>,
+    /// The statistical measure.
+    pub measure: Measure,
+    /// The number.
+    pub value: Option<f64>,
+    /// The unit the row headers name.
+    pub unit: Option<String>,
+    /// The cell's text.
+    pub cell_text: String,
+    /// Why a table or cell was not interpreted, or how a measure was chosen
+    /// when it was a guess.
+    pub note: Option<String>,
+}
+
+/// A table as the interpreter sees it.
+#[derive(Debug, Clone)]
+pub struct TableIn {
+    /// Its id ("Table 1").
+    pub table_id: String,
+    /// Its caption.
+    pub caption: String,
+    /// Its footnotes.
+    pub notes: Vec<String>,
+    /// Its cells.
+    pub cells: Vec<Cell>,
+}
+
+/// The tables of a document with their captions and footnotes: a caption
+/// just before (or just after) a table names it; footnotes right after it
+/// are its notes.
+pub fn tables_of(doc: &Document) -> Vec<TableIn> {
+    let text = |k: usize| doc.text[doc.blocks[k].start..doc.blocks[k].end].to_string();
+    let mut out = Vec::new();
+    let mut used_caption = vec![false; doc.blocks.len()];
+    for (k, b) in doc.blocks.iter().enumerate() {
+        if b.kind != BlockKind::Table || b.cells.is_empty() {
+            continue;
+        }
+        let is_table_caption = |j: usize| {
+            doc.blocks[j].kind == BlockKind::Caption
+                && !used_caption[j]
+                && table_label(&text(j)).is_some()
+        };
+        let mut caption = None;
+        // The nearest table caption before it (other blocks may sit between
+        // in a PDF), else the one right after it.
+        for j in (k.saturating_sub(4)..k).rev() {
+            if doc.blocks[j].kind == BlockKind::Table {
+                break;
+            }
+            if is_table_caption(j) {
+                caption = Some(j);
+                break;
+            }
+        }
+        if caption.is_none() && k + 1 < doc.blocks.len() && is_table_caption(k + 1) {
+            caption = Some(k + 1);
+        }
+        if let Some(j) = caption {
+            used_caption[j] = true;
+        }
+        let caption_text = caption.map(&text).unwrap_or_default();
+        let table_id =
+            table_label(&caption_text).unwrap_or_else(|| format!("table {}", out.len() + 1));
+        let mut notes = Vec::new();
+        for j in k + 1..doc.blocks.len().min(k + 16) {
+            match doc.blocks[j].kind {
+                BlockKind::Footnote => notes.push(text(j)),
+                BlockKind::Caption if Some(j) == caption => {}
+                BlockKind::Paragraph if notes.is_empty() && j <= k + 2 => {
+                    let t = text(j);
+                    if t.len() < 600 && !descriptors(&t).is_empty() && states_measures(&t) {
+                        notes.push(t);
+                    }
+                }
+                _ => break,
+            }
+        }
+        out.push(TableIn {
+            table_id,
+            caption: caption_text,
+            notes,
+            cells: b.cells.clone(),
+        });
+    }
+    out
+}
+
+/// Whether a paragraph after a table reads as its note on measures
+/// ("Data are mean ± SD", "Values are n (%)").
+fn states_measures(t: &str) -> bool {
+    let l = t.to_lowercase();
+    [
+        "data are",
+        "values are",
+        "presented as",
+        "expressed as",
+        "given as",
+        "shown as",
+        "reported as",
+        "data is",
+        "results are",
+    ]
+    .iter()
+    .any(|p| l.contains(p))
+}
+
+/// "Table 1", "Table S2", "Supplementary Table 3" at the start of a caption.
+pub fn table_label(caption: &str) -> Option<String> {
+    let t = caption.trim_start();
+    let lower = t.to_lowercase();
+    let start = lower.find("table")?;
+    if start > 20 {
+        return None;
+    }
+    let rest = &t[start + 5..];
+    let id: String = rest
+        .trim_start_matches([' ', '\u{a0}'])
+        .chars()
+        .take_while(|c| c.is_ascii_alphanumeric())
+        .collect();
+    if id.is_empty() || !id.chars().any(|c| c.is_ascii_digit()) {
+        return None;
+    }
+    Some(format!("Table {id}"))
+}
+
+/// A grid position: which cell covers it.
+#[derive(Clone, Copy)]
+struct Slot {
+    cell: usize,
+    origin: bool,
+}
+
+struct Grid<'a> {
+    cells: &'a [Cell],
+    slots: Vec<Vec<Option<Slot>>>,
+    nrows: usize,
+    ncols: usize,
+}
+
+impl<'a> Grid<'a> {
+    fn new(cells: &'a [Cell]) -> Self {
+        let nrows = cells
+            .iter()
+            .map(|c| (c.row + c.row_span.max(1)) as usize)
+            .max()
+            .unwrap_or(0);
+        let ncols = cells
+            .iter()
+            .map(|c| (c.col + c.col_span.max(1)) as usize)
+            .max()
+            .unwrap_or(0);
+        let mut slots = vec![vec![None; ncols]; nrows];
+        for (k, c) in cells.iter().enumerate() {
+            for r in c.row..c.row + c.row_span.max(1) {
+                for col in c.col..c.col + c.col_span.max(1) {
+                    let s = &mut slots[r as usize][col as usize];
+                    if s.is_none() {
+                        *s = Some(Slot {
+                            cell: k,
+                            origin: r == c.row && col == c.col,
+                        });
+                    }
+                }
+            }
+        }
+        Self {
+            cells,
+            slots,
+            nrows,
+            ncols,
+        }
+    }
+
+    /// The cell covering (r, c), and whether it starts there.
+    fn at(&self, r: usize, c: usize) -> Option<(&'a Cell, bool)> {
+        self.slots
+            .get(r)?
+            .get(c)?
+            .map(|s| (&self.cells[s.cell], s.origin))
+    }
+
+    /// The text of the cell starting at (r, c) (its first row, any column
+    /// it covers from `c`), when it is not empty.
+    fn origin_text(&self, r: usize, c: usize) -> Option<&'a str> {
+        let (cell, _) = self.at(r, c)?;
+        (cell.row as usize == r && cell.col as usize == c && !cell.text.trim().is_empty())
+            .then_some(cell.text.trim())
+    }
+}
+
+/// Whether a cell's text reads as a data value ("56 (12)", "0.49", "<0.001",
+/// "NA" is not).
+fn is_value(t: &str) -> bool {
+    let t = t
+        .trim()
+        .trim_start_matches(['<', '>', '≤', '≥', '~', '=', ' ']);
+    let mut cs = t.chars();
+    match cs.next() {
+        Some(c) if c.is_ascii_digit() => true,
+        Some(c) if "-\u{2013}\u{2212}".contains(c) => cs.next().is_some_and(|d| d.is_ascii_digit()),
+        Some('.') => cs.next().is_some_and(|d| d.is_ascii_digit()),
+        _ => false,
+    }
+}
+
+/// "n = 56", "N=94", "(n = 71)": the size a header states.
+fn stated_n(t: &str) -> Option<i64> {
+    let cs: Vec<char> = t.chars().collect();
+    for i in 0..cs.len() {
+        if (cs[i] == 'n' || cs[i] == 'N') && (i == 0 || !cs[i - 1].is_alphanumeric()) {
+            let mut j = i + 1;
+            while j < cs.len() && cs[j] == ' ' {
+                j += 1;
+            }
+            if cs.get(j) != Some(&'=') {
+                continue;
+            }
+            j += 1;
+            while j < cs.len() && cs[j] == ' ' {
+                j += 1;
+            }
+            let digits: String = cs[j..]
+                .iter()
+                .take_while(|c| c.is_ascii_digit() || **c == ',')
+                .filter(|c| c.is_ascii_digit())
+                .collect();
+            if let Ok(v) = digits.parse() {
+                return Some(v);
+            }
+        }
+    }
+    None
+}
+
+/// A header text without the size it states and the measures it names:
+/// "EP group (n=19) Mean ± SD" → "EP group"; "Nonsmokers n = 56" → "Nonsmokers".
+fn arm_name(t: &str) -> String {
+    let mut s = t.to_string();
+    // Sizes: "(n = 19)", "n = 56", ", N = 94".
+    while let Some(k) = find_n_eq(&s) {
+        let mut end = k + 1;
+        let b = s.as_bytes();
+        while end < b.len() && (b[end] == b' ' || b[end] == b'=') {
+            end += 1;
+        }
+        while end < b.len() && (b[end].is_ascii_digit() || b[end] == b',') {
+            end += 1;
+        }
+        let mut start = k;
+        let open = s[..start].trim_end().ends_with('(');
+        if open {
+            start = s[..start].trim_end().len() - 1;
+            if s[end..].trim_start().starts_with(')') {
+                end = s.len() - s[end..].trim_start()[1..].len();
+            }
+        }
+        s.replace_range(start..end, " ");
+    }
+    // Trailing measure names ("Mean ± SD", "n (%)").
+    let words: Vec<&str> = s.split_whitespace().collect();
+    let mut keep = words.len();
+    while keep > 0 && measure_only(&words[keep - 1..].join(" ")) {
+        keep -= 1;
+    }
+    let mut best = keep;
+    for k in (0..keep).rev() {
+        if measure_only(&words[k..].join(" ")) {
+            best = k;
+        }
+    }
+    let out = words[..best].join(" ");
+    out.trim_matches(|c: char| c == ',' || c == ';' || c == ':' || c.is_whitespace())
+        .to_string()
+}
+
+fn find_n_eq(s: &str) -> Option<usize> {
+    let b = s.as_bytes();
+    (0..b.len()).find(|&i| {
+        (b[i] == b'n' || b[i] == b'N')
+            && (i == 0 || !(b[i - 1] as char).is_ascii_alphanumeric())
+            && s[i + 1..].trim_start().starts_with('=')
+    })
+}
+
+/// Whether a header names something that is not a study arm.
+fn not_an_arm(header: &str) -> bool {
+    let l = header.to_lowercase();
+    let words: Vec<&str> = l
+        .split(|c: char| !c.is_alphanumeric() && c != '²' && c != '-')
+        .filter(|w| !w.is_empty())
+        .collect();
+    if words.is_empty() {
+        return false;
+    }
+    let first = words[0];
+    if (first == "p" || first == "pa" || first == "p-value" || first == "valuea")
+        && words.len() <= 3
+    {
+        return true;
+    }
+    let any = |ws: &[&str]| words.iter().any(|w| ws.contains(w));
+    any(&[
+        "value",
+        "valuea",
+        "valueb",
+        "significance",
+        "statistic",
+        "statistics",
+        "χ2",
+        "x2",
+        "chi",
+        "or",
+        "hr",
+        "rr",
+        "irr",
+        "difference",
+        "differences",
+        "vs",
+        "versus",
+        "national",
+        "reference",
+        "norm",
+        "norms",
+        "possible",
+        "t-test",
+        "test",
+        "smd",
+        "effect",
+        "ratio",
+    ]) || l.contains("p value")
+        || l.contains("p-value")
+        || l.trim() == "t"
+        || l.trim() == "f"
+        || l.starts_with("x2")
+        || l.starts_with("χ")
+}
+
+/// Whether a body cell reads as a P value or a test result.
+fn p_like(t: &str) -> bool {
+    let l = t.trim().to_lowercase();
+    if l == "ns" || l == "n.s." || l.starts_with('p') {
+        return true;
+    }
+    let core = l.trim_end_matches(|c: char| !c.is_ascii_digit());
+    let core = core.trim_start_matches(['<', '>', '=', '≤', '≥', ' ']);
+    let core = core.replace(',', ".");
+    core.parse::<f64>().is_ok_and(|v| (0.0..=1.0).contains(&v))
+        && !l.contains('(')
+        && !l.contains('±')
+}
+
+/// A study arm: its columns and name.
+#[derive(Debug, Clone)]
+struct Arm {
+    cols: Vec<usize>,
+    name: String,
+    n: Option<i64>,
+    header: String,
+}
+
+/// Interprets one table into data items.
+pub fn interpret(t: &TableIn) -> Vec<Item> {
+    let g = Grid::new(&t.cells);
+    let base = Item {
+        table_id: t.table_id.clone(),
+        caption: t.caption.clone(),
+        arm: None,
+        arm_n: None,
+        characteristic: vec![],
+        category: None,
+        measure: Measure::Other,
+        value: None,
+        unit: None,
+        cell_text: String::new(),
+        note: None,
+    };
+    let skip = |why: &str| {
+        vec![Item {
+            note: Some(format!("table skipped: {why}")),
+            ..base.clone()
+        }]
+    };
+    if g.nrows < 2 || g.ncols < 2 {
+        return skip("fewer than two rows or columns");
+    }
+    // Header rows.
+    let mut nhead = 1;
+    while nhead < g.nrows.min(5) {
+        let r = nhead;
+        let first_empty = match g.at(r, 0) {
+            None => true,
+            Some((c, origin)) => !origin && (c.row as usize) < nhead || c.text.trim().is_empty(),
+        };
+        let mut has_text = false;
+        let mut has_value = false;
+        for c in 1..g.ncols {
+            if let Some(tx) = g.origin_text(r, c) {
+                has_text = true;
+                if is_value(tx) && stated_n(tx).is_none() {
+                    has_value = true;
+                }
+            }
+        }
+        if first_empty && has_text && !has_value {
+            nhead += 1;
+        } else {
+            break;
+        }
+    }
+    let body: Vec<usize> = (nhead..g.nrows).collect();
+    // Stub columns: leading columns whose body cells are mostly not values.
+    let mut data_start = g.ncols;
+    for c in 1..g.ncols {
+        let (mut v, mut n) = (0, 0);
+        for &r in &body {
+            if let Some(tx) = g.origin_text(r, c) {
+                n += 1;
+                if is_value(tx) {
+                    v += 1;
+                }
+            }
+        }
+        if n > 0 && v * 2 >= n {
+            data_start = c;
+            break;
+        }
+    }
+    if data_start >= g.ncols {
+        return skip("no column of values");
+    }
+    // Each data column's header path.
+    let col_headers: Vec<Vec<String>> = (0..g.ncols)
+        .map(|c| {
+            let mut p: Vec<String> = Vec::new();
+            for r in 0..nhead {
+                if let Some((cell, _)) = g.at(r, c) {
+                    let tx = cell.text.trim().to_string();
+                    if !tx.is_empty() && p.last() != Some(&tx) {
+                        p.push(tx);
+                    }
+                }
+            }
+            p
+        })
+        .collect();
+    // Arms: data columns grouped by their header path without measure-only
+    // parts.
+    let mut arms: Vec<Arm> = Vec::new();
+    for (c, hp) in col_headers.iter().enumerate().skip(data_start) {
+        if hp.iter().any(|h| not_an_arm(h)) {
+            continue;
+        }
+        let (mut p, mut n) = (0, 0);
+        for &r in &body {
+            if let Some(tx) = g.origin_text(r, c) {
+                n += 1;
+                if p_like(tx) {
+                    p += 1;
+                }
+            }
+        }
+        if n == 0 || p * 10 >= n * 6 {
+            continue;
+        }
+        let named: Vec<String> = hp
+            .iter()
+            .filter(|h| !measure_only(h))
+            .map(|h| arm_name(h))
+            .filter(|h| !h.is_empty())
+            .collect();
+        let name = if named.is_empty() {
+            format!("column {}", c + 1)
+        } else {
+            named.join(" / ")
+        };
+        let n_stated = hp.iter().rev().find_map(|h| stated_n(h));
+        let header = hp.join(" / ");
+        match arms.last_mut() {
+            Some(a) if a.name == name && a.cols.last() == Some(&(c - 1)) => {
+                a.cols.push(c);
+                a.n = a.n.or(n_stated);
+            }
+            _ => arms.push(Arm {
+                cols: vec![c],
+                name,
+                n: n_stated,
+                header,
+            }),
+        }
+    }
+    if arms.is_empty() {
+        return skip(
+            "no column looks like a study arm (all are P values, statistics or differences)",
+        );
+    }
+    // A single arm takes its size from the caption ("participants (n=40)").
+    if arms.len() == 1 && arms[0].n.is_none() {
+        arms[0].n = stated_n(&t.caption);
+    }
+    let table_desc: Vec<Vec<Measure>> = descriptors(&t.caption);
+    let note_desc: Vec<Vec<Measure>> = t.notes.iter().flat_map(|n| descriptors(n)).collect();
+    if let Some(items) = transposed(
+        &g,
+        &body,
+        data_start,
+        &arms,
+        &col_headers,
+        &table_desc,
+        &note_desc,
+        &base,
+    ) {
+        return items;
+    }
+
+    // Rows: label parts per stub column, values per arm.
+    struct Row {
+        r: usize,
+        level: (usize, u32),
+        parts: Vec<(usize, String)>,
+        has_values: bool,
+    }
+    let mut rows: Vec<Row> = Vec::new();
+    for &r in &body {
+        let parts = row_parts(&g, r, data_start, nhead);
+        let level = parts
+            .first()
+            .map(|(c, _)| (*c, g.at(r, *c).map(|x| x.0.indent).unwrap_or(0)))
+            .unwrap_or((data_start, 0));
+        let has_values = arms.iter().any(|a| {
+            a.cols.iter().any(|&c| {
+                g.at(r, c).is_some_and(|(cell, origin)| {
+                    origin && cell.col as usize >= data_start && is_value(&cell.text)
+                })
+            })
+        });
+        if parts.is_empty() && !has_values {
+            continue;
+        }
+        rows.push(Row {
+            r,
+            level,
+            parts,
+            has_values,
+        });
+    }
+
+    // The tree: a path of (stub column, indent, label, group state) entries.
+    #[derive(Clone)]
+    struct Entry {
+        col: usize,
+        indent: u32,
+        label: String,
+        /// A row with no values: a heading or a categorical characteristic.
+        group: bool,
+        /// Whether its children sit at its own level (no indentation).
+        flat: Option<bool>,
+        /// Percentages of its categories so far (first arm), with the
+        /// rounding they may carry.
+        pct: f64,
+        slack: f64,
+        kids: usize,
+        /// Whether its first valued child was a count/percentage row.
+        categorical: Option<bool>,
+        closed: bool,
+    }
+    let mut stack: Vec<Entry> = Vec::new();
+    let mut items = Vec::new();
+    for row in &rows {
+        let (col, indent) = row.level;
+        // Pop entries this row is not inside of.
+        while let Some(top) = stack.last() {
+            let deeper = (top.col, top.indent) < (col, indent);
+            let inside = deeper
+                || (top.col == col
+                    && top.indent == indent
+                    && top.group
+                    && top.flat != Some(false)
+                    && row.has_values);
+            if inside && !(top.group && top.closed) {
+                break;
+            }
+            stack.pop();
+        }
+        let label_text = row
+            .parts
+            .iter()
+            .map(|p| p.1.as_str())
+            .collect::<Vec<_>>()
+            .join(" ");
+        let leaf = row.parts.last().map(|p| p.1.clone()).unwrap_or_default();
+        if row.has_values {
+            let n_row = is_size_label(&label_text) && stack.is_empty();
+            // The row's items under the current parents; a flat group whose
+            // rows so far were of the other kind (continuous vs categorical)
+            // does not hold this one.
+            let mut attempt = 0;
+            let (row_items, row_pct) = loop {
+                let parent_path: Vec<String> = stack.iter().map(|e| e.label.clone()).collect();
+                let mut path = parent_path.clone();
+                path.extend(row.parts.iter().map(|p| p.1.clone()));
+                let clean_path: Vec<String> =
+                    path.iter().filter(|p| !measure_only(p)).cloned().collect();
+                let in_group = stack.last().is_some_and(|e| e.group);
+                let categorical = in_group || looks_categorical(&leaf);
+                let mut its: Vec<Item> = Vec::new();
+                let mut row_pct: Option<(f64, f64)> = None;
+                for (ai, a) in arms.iter().enumerate() {
+                    for &c in &a.cols {
+                        let Some((cell, origin)) = g.at(row.r, c) else {
+                            continue;
+                        };
+                        if !origin || (cell.col as usize) < data_start {
+                            continue;
+                        }
+                        let text = cell.text.trim();
+                        let Some((vals, sh)) = shape(&tokenize(text)) else {
+                            continue;
+                        };
+                        let item = Item {
+                            arm: Some(a.name.clone()),
+                            arm_n: a.n,
+                            characteristic: clean_path.clone(),
+                            unit: unit_of(&path),
+                            cell_text: text.to_string(),
+                            ..base.clone()
+                        };
+                        if n_row && vals.len() == 1 {
+                            its.push(Item {
+                                characteristic: vec![],
+                                measure: Measure::PopulationSize,
+                                value: Some(vals[0]),
+                                ..item
+                            });
+                            continue;
+                        }
+                        // Measures: row label, column headers, parents, caption, notes.
+                        let mut sources: Vec<Vec<Vec<Measure>>> = vec![descriptors(&label_text)];
+                        sources.extend(col_headers[c].iter().rev().map(|h| descriptors(h)));
+                        sources.extend(parent_path.iter().rev().map(|p| descriptors(p)));
+                        sources.push(table_desc.clone());
+                        sources.push(note_desc.clone());
+                        let split = if let Shape::Slash(k) = sh {
+                            split_label(&leaf, k)
+                        } else {
+                            None
+                        };
+                        let before = its.len();
+                        push_cell_items(
+                            &mut its,
+                            item,
+                            &vals,
+                            &sh,
+                            &sources,
+                            a.n,
+                            categorical,
+                            split,
+                        );
+                        if ai == 0 && row_pct.is_none() {
+                            if let Some(p) =
+                                its[before..].iter().find(|i| i.measure == Measure::Percent)
+                            {
+                                row_pct =
+                                    Some((p.value.unwrap_or_default(), rounding(&p.cell_text)));
+                            }
+                        }
+                    }
+                }
+                let is_cat = its
+                    .iter()
+                    .any(|i| matches!(i.measure, Measure::Count | Measure::Percent));
+                let top_mismatch = stack.last().is_some_and(|e| {
+                    e.group && e.flat == Some(true) && e.categorical.is_some_and(|k| k != is_cat)
+                });
+                if top_mismatch
+                    && attempt == 0
+                    && (stack.last().map(|e| (e.col, e.indent)) == Some((col, indent)))
+                {
+                    stack.pop();
+                    attempt += 1;
+                    continue;
+                }
+                break (its, row_pct);
+            };
+            let is_cat = row_items
+                .iter()
+                .any(|i| matches!(i.measure, Measure::Count | Measure::Percent));
+            items.extend(row_items);
+            if let Some(top) = stack.last_mut() {
+                if top.group && top.flat.is_none() {
+                    top.flat = Some((top.col, top.indent) == (col, indent));
+                }
+                if top.group && top.categorical.is_none() {
+                    top.categorical = Some(is_cat);
+                }
+                // Close a flat group whose categories add up to 100%.
+                if let (Some((p, slack)), true) = (row_pct, top.group && top.flat == Some(true)) {
+                    top.pct += p;
+                    top.slack += slack;
+                    top.kids += 1;
+                    if top.kids >= 2 && (top.pct - 100.0).abs() <= top.slack.max(0.05) + 1e-9 {
+                        top.closed = true;
+                    }
+                }
+            }
+        } else if let Some(top) = stack.last_mut() {
+            if top.group && top.flat.is_none() {
+                top.flat = Some((top.col, top.indent) == (col, indent));
+            }
+        }
+        // The row becomes a parent for deeper rows (a group if it has no
+        // values); multi-column labels put their earlier parts on the stack too.
+        if !row.parts.is_empty() {
+            for (pc, p) in &row.parts[..row.parts.len() - 1] {
+                stack.push(Entry {
+                    col: *pc,
+                    indent: 0,
+                    label: p.clone(),
+                    group: false,
+                    flat: Some(false),
+                    pct: 0.0,
+                    slack: 0.0,
+                    kids: 0,
+                    categorical: None,
+                    closed: false,
+                });
+            }
+            stack.push(Entry {
+                col: row.parts.last().unwrap().0,
+                indent: if row.parts.len() == 1 { indent } else { 0 },
+                label: leaf,
+                group: !row.has_values,
+                flat: if row.has_values { Some(false) } else { None },
+                pct: 0.0,
+                slack: 0.0,
+                kids: 0,
+                categorical: None,
+                closed: false,
+            });
+        }
+    }
+    if items.is_empty() {
+        return skip("no cell held a number under an arm");
+    }
+    // Arm sizes stated in headers, one item each.
+    let mut sized: Vec<Item> = arms
+        .iter()
+        .filter_map(|a| {
+            let n = a.n?;
+            if items.iter().any(|it| {
+                it.measure == Measure::PopulationSize && it.arm.as_deref() == Some(&a.name)
+            }) {
+                return None;
+            }
+            Some(Item {
+                arm: Some(a.name.clone()),
+                arm_n: Some(n),
+                measure: Measure::PopulationSize,
+                value: Some(n as f64),
+                cell_text: a.header.clone(),
+                ..base.clone()
+            })
+        })
+        .collect();
+    // An "n" row gives the arm its size.
+    let sizes: BTreeMap<String, i64> = items
+        .iter()
+        .filter(|it| it.measure == Measure::PopulationSize)
+        .filter_map(|it| Some((it.arm.clone()?, it.value? as i64)))
+        .collect();
+    for it in &mut items {
+        if it.arm_n.is_none() {
+            it.arm_n = it.arm.as_ref().and_then(|a| sizes.get(a).copied());
+        }
+    }
+    sized.extend(items);
+    sized
+}
+
+/// The label cells of a body row left of the data: (stub column, text).
+fn row_parts(g: &Grid, r: usize, data_start: usize, nhead: usize) -> Vec<(usize, String)> {
+    let mut parts = Vec::new();
+    for c in 0..data_start {
+        if let Some((cell, origin)) = g.at(r, c) {
+            let tx = cell.text.trim();
+            if tx.is_empty() || cell.col as usize != c || (!origin && (cell.row as usize) < nhead) {
+                continue;
+            }
+            parts.push((c, tx.to_string()));
+        }
+    }
+    parts
+}
+
+/// A table with its arms in rows and characteristics in columns: the same
+/// run of row labels (e.g. "Control", "Basic", "Plus") repeats under two or
+/// more group rows (time points), and the labels name no measures. Each
+/// valued row is then an arm (its group and label), each column a
+/// characteristic (its headers without measure names), and the column
+/// headers' measure names ("Mean (SE)") read the cells.
+#[allow(clippy::too_many_arguments)]
+fn transposed(
+    g: &Grid,
+    body: &[usize],
+    data_start: usize,
+    arms: &[Arm],
+    col_headers: &[Vec<String>],
+    table_desc: &[Vec<Measure>],
+    note_desc: &[Vec<Measure>],
+    base: &Item,
+) -> Option<Vec<Item>> {
+    let nhead = body.first().copied()?;
+    let valued =
+        |r: usize| (data_start..g.ncols).any(|c| g.origin_text(r, c).is_some_and(is_value));
+    // Runs of valued-row labels under each valueless group row.
+    let mut groups: Vec<(String, Vec<(usize, String)>)> = Vec::new();
+    for &r in body {
+        let parts = row_parts(g, r, data_start, nhead);
+        let label = parts
+            .iter()
+            .map(|p| p.1.as_str())
+            .collect::<Vec<_>>()
+            .join(" ");
+        if !valued(r) {
+            if !label.is_empty() {
+                groups.push((label, vec![]));
+            }
+        } else if let Some(gr) = groups.last_mut() {
+            gr.1.push((r, label));
+        } else {
+            return None;
+        }
+    }
+    let seq = |v: &Vec<(usize, String)>| v.iter().map(|x| x.1.clone()).collect::<Vec<_>>();
+    let first = seq(&groups.first()?.1);
+    if groups.len() < 2
+        || first.len() < 2
+        || groups.iter().any(|gr| seq(&gr.1) != first)
+        || first
+            .iter()
+            .any(|l| !descriptors(l).is_empty() || is_size_label(l))
+    {
+        return None;
+    }
+    let mut items = Vec::new();
+    let cols: Vec<usize> = arms.iter().flat_map(|a| a.cols.iter().copied()).collect();
+    for (group, rows) in &groups {
+        for (r, label) in rows {
+            let arm = format!("{group} / {label}");
+            for &c in &cols {
+                let Some(text) = g.origin_text(*r, c) else {
+                    continue;
+                };
+                let Some((vals, sh)) = shape(&tokenize(text)) else {
+                    continue;
+                };
+                let path: Vec<String> = col_headers[c]
+                    .iter()
+                    .filter(|h| !measure_only(h))
+                    .cloned()
+                    .collect();
+                let mut sources: Vec<Vec<Vec<Measure>>> = col_headers[c]
+                    .iter()
+                    .rev()
+                    .map(|h| descriptors(h))
+                    .collect();
+                sources.push(table_desc.to_vec());
+                sources.push(note_desc.to_vec());
+                let item = Item {
+                    arm: Some(arm.clone()),
+                    characteristic: path.clone(),
+                    unit: unit_of(&path),
+                    cell_text: text.to_string(),
+                    ..base.clone()
+                };
+                push_cell_items(&mut items, item, &vals, &sh, &sources, None, false, None);
+            }
+        }
+    }
+    (!items.is_empty()).then_some(items)
+}
+
+/// The items of one value cell: the first named measure sequence that fits
+/// its shape, else the shape's default, else one `other` item per number.
+#[allow(clippy::too_many_arguments)]
+fn push_cell_items(
+    items: &mut Vec<Item>,
+    item: Item,
+    vals: &[f64],
+    sh: &Shape,
+    sources: &[Vec<Vec<Measure>>],
+    arm_n: Option<i64>,
+    categorical: bool,
+    split: Option<Vec<String>>,
+) {
+    let chosen = sources
+        .iter()
+        .flat_map(|s| s.iter())
+        .find_map(|ms| fit(ms, sh))
+        .map(|ms| (ms, None))
+        .or_else(|| default_measures(vals, sh, arm_n, categorical));
+    let Some((ms, why)) = chosen else {
+        for v in vals {
+            items.push(Item {
+                measure: Measure::Other,
+                value: Some(*v),
+                note: Some("no measure fits this cell".into()),
+                ..item.clone()
+            });
+        }
+        return;
+    };
+    for (k, (v, m)) in vals.iter().zip(ms.iter()).enumerate() {
+        let category = if let Some(names) = &split {
+            Some(names[k].clone())
+        } else if matches!(m, Measure::Count | Measure::Percent) && !item.characteristic.is_empty()
+        {
+            Some(strip_annotation(item.characteristic.last().unwrap()))
+        } else {
+            None
+        };
+        items.push(Item {
+            measure: *m,
+            value: Some(*v),
+            category,
+            note: why.clone(),
+            ..item.clone()
+        });
+    }
+}
+
+/// Half a unit of the last decimal place of a cell's percentage (the
+/// rounding it may carry): "33.2" → 0.05, "38%" → 0.5.
+fn rounding(cell: &str) -> f64 {
+    let toks = tokenize(cell);
+    let mut pct_text = None;
+    // The percentage is the second number of "a (b)" or the one with "%".
+    let nums: Vec<&str> = cell
+        .split(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .filter(|s| !s.is_empty() && s.chars().any(|c| c.is_ascii_digit()))
+        .collect();
+    if toks.iter().filter(|t| matches!(t, Tok::Num(..))).count() >= 2 {
+        pct_text = nums.get(1).copied();
+    } else if let Some(n) = nums.first() {
+        pct_text = Some(n);
+    }
+    let decimals = pct_text
+        .and_then(|t| t.split_once('.'))
+        .map(|(_, d)| d.len())
+        .unwrap_or(0);
+    0.5 * 10f64.powi(-(decimals as i32))
+}
+
+/// "n", "N", "No. of patients", "Number of participants", "Participants, n".
+fn is_size_label(l: &str) -> bool {
+    let l = l.trim().trim_end_matches([':', '*', '†']).to_lowercase();
+    if matches!(
+        l.as_str(),
+        "n" | "no." | "no" | "number" | "total n" | "n (%)"
+    ) {
+        return true;
+    }
+    let subjects = [
+        "patients",
+        "participants",
+        "subjects",
+        "children",
+        "women",
+        "men",
+        "individuals",
+    ];
+    (l.starts_with("number of ") || l.starts_with("no. of ") || l.starts_with("n of "))
+        && subjects
+            .iter()
+            .any(|s| l.ends_with(s) || l.contains(&format!("{s},")))
+        || subjects
+            .iter()
+            .any(|s| l == format!("{s}, n") || l == format!("{s} (n)") || l == format!("{s}, no."))
+}
+
+/// Whether a label names a category more than a quantity.
+fn looks_categorical(l: &str) -> bool {
+    let d = descriptors(l);
+    d.iter()
+        .any(|ms| ms.contains(&Measure::Count) || ms.contains(&Measure::Percent))
+}
+
+/// A category's name: a label without its ", n (%)" or "(%)" annotation.
+pub fn strip_annotation(l: &str) -> String {
+    let mut s = l.trim().to_string();
+    for suf in [
+        ", n (%)",
+        " n (%)",
+        ", no. (%)",
+        " — no. (%)",
+        " - no. (%)",
+        " no. (%)",
+        "(%)",
+        ", %",
+        ", n",
+        " %",
+        "%",
+    ] {
+        if s.to_lowercase().ends_with(suf) {
+            let k = s.len() - suf.len();
+            s.truncate(k);
+            s = s.trim().to_string();
+            break;
+        }
+    }
+    s.trim_end_matches([',', ';', ':']).trim().to_string()
+}
+
+/// "Gender, male/female" → ["male", "female"]; "Female/male" → ["Female", "male"].
+fn split_label(l: &str, k: usize) -> Option<Vec<String>> {
+    let tail = l.rsplit([',', ':']).next().unwrap_or(l);
+    let tail = strip_annotation(tail);
+    let parts: Vec<String> = tail.split('/').map(|p| p.trim().to_string()).collect();
+    (parts.len() == k && parts.iter().all(|p| !p.is_empty())).then_some(parts)
+}
+
+/// The unit the row labels name: the last bracketed part or trailing ", x"
+/// that is not a measure ("Age (years)", "Weight, kg", "[kg]").
+fn unit_of(path: &[String]) -> Option<String> {
+    for l in path.iter().rev() {
+        let l = l.trim();
+        let mut cands: Vec<String> = Vec::new();
+        let mut depth = 0;
+        let mut cur = String::new();
+        for c in l.chars() {
+            match c {
+                '(' | '[' => {
+                    depth += 1;
+                    cur.clear();
+                }
+                ')' | ']' if depth > 0 => {
+                    depth -= 1;
+                    cands.push(cur.clone());
+                }
+                _ if depth > 0 => cur.push(c),
+                _ => {}
+            }
+        }
+        if let Some((_, t)) = l.rsplit_once(", ") {
+            cands.push(t.to_string());
+        }
+        for c in cands.iter().rev() {
+            let c = c.trim();
+            if c.is_empty() || c.len() > 20 || measure_only(c) || stated_n(c).is_some() {
+                continue;
+            }
+            if c.chars().all(|ch| ch.is_ascii_digit() || ch == '.') {
+                continue;
+            }
+            let lower = c.to_lowercase();
+            if UNITS
+                .iter()
+                .any(|u| lower == *u || lower.starts_with(&format!("{u} ")))
+                || lower.contains('/')
+                || lower == "%"
+            {
+                return Some(c.to_string());
+            }
+        }
+    }
+    None
+}
+
+const UNITS: &[&str] = &[
+    "years", "year", "yr", "yrs", "y", "months", "month", "weeks", "days", "hours", "minutes",
+    "min", "kg", "g", "mg", "cm", "mm", "m", "kg/m2", "kg/m²", "mmhg", "mm hg", "bpm", "%",
+    "mg/dl", "mmol/l", "mmol/mol", "g/dl", "g/l", "iu/l", "u/l", "pg/ml", "ng/ml", "μg/ml",
+    "µmol/l", "ml/min", "l", "ml", "points", "score", "pieces", "grams",
+];
+
+/// What a cell's shape says when no text names its measures.
+fn default_measures(
+    vals: &[f64],
+    sh: &Shape,
+    arm_n: Option<i64>,
+    categorical: bool,
+) -> Option<(Vec<Measure>, Option<String>)> {
+    use Measure::*;
+    let share = |a: f64, b: f64| -> bool {
+        arm_n.is_some_and(|n| n > 0 && a.fract() == 0.0 && (a / n as f64 * 100.0 - b).abs() <= 1.0)
+    };
+    Some(match sh {
+        Shape::PlusMinus => (vec![Mean, Sd], Some("± read as mean ± SD".into())),
+        Shape::Paren2(true) => (vec![Count, Percent], None),
+        Shape::Paren2(false) => {
+            let (a, b) = (vals[0], vals[1]);
+            if share(a, b) || (categorical && a.fract() == 0.0 && b <= 100.0) {
+                (vec![Count, Percent], Some("read as n (%)".into()))
+            } else {
+                (vec![Mean, Sd], Some("read as mean (SD)".into()))
+            }
+        }
+        Shape::Interval => (
+            vec![Median, IqrLow, IqrHigh],
+            Some("read as median (IQR)".into()),
+        ),
+        Shape::PlusMinusInterval => (
+            vec![Mean, Sd, RangeLow, RangeHigh],
+            Some("read as mean ± SD (range)".into()),
+        ),
+        Shape::Percent => (vec![Percent], None),
+        Shape::Slash(k) => (vec![Count; *k], Some("read as counts".into())),
+        Shape::Single if categorical && vals[0].fract() == 0.0 => {
+            (vec![Count], Some("read as a count".into()))
+        }
+        _ => return None,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cell(row: u32, col: u32, text: &str) -> Cell {
+        Cell {
+            row,
+            col,
+            row_span: 1,
+            col_span: 1,
+            text: text.into(),
+            indent: 0,
+            bold: false,
+        }
+    }
+
+    #[test]
+    fn labels_sizes_and_arm_names() {
+        assert_eq!(
+            table_label("Table 1 Baseline characteristics"),
+            Some("Table 1".into())
+        );
+        assert_eq!(table_label("Table S2. Extra"), Some("Table S2".into()));
+        assert_eq!(table_label("Fig 1 Flow"), None);
+        assert_eq!(stated_n("SD48W, N = 94"), Some(94));
+        assert_eq!(stated_n("Total n=1,349"), Some(1349));
+        assert_eq!(arm_name("EP group (n=19) Mean ± SD"), "EP group");
+        assert_eq!(arm_name("Nonsmokers n = 56"), "Nonsmokers");
+        assert_eq!(arm_name("SD48W, N = 94"), "SD48W");
+        assert_eq!(arm_name("Placebo (N=120)"), "Placebo");
+        assert!(not_an_arm("P value"));
+        assert!(not_an_arm("P a"));
+        assert!(not_an_arm("Group comparison, OR (95% CI)a"));
+        assert!(!not_an_arm("Placebo"));
+        assert!(!not_an_arm("Total"));
+    }
+
+    #[test]
+    fn a_small_table_with_a_categorical_group() {
+        let cells = vec![
+            cell(0, 1, "Drug (n = 50)"),
+            cell(0, 2, "Placebo (n = 40)"),
+            cell(0, 3, "P value"),
+            cell(1, 0, "Age, years"),
+            cell(1, 1, "56.7 ± 10.2"),
+            cell(1, 2, "55.0 ± 9.9"),
+            cell(1, 3, "0.41"),
+            cell(2, 0, "Sex"),
+            cell(3, 0, "Male"),
+            cell(3, 1, "20 (40.0)"),
+            cell(3, 2, "18 (45.0)"),
+            cell(4, 0, "Female"),
+            cell(4, 1, "30 (60.0)"),
+            cell(4, 2, "22 (55.0)"),
+            cell(5, 0, "Smoker"),
+            cell(5, 1, "10 (20.0)"),
+            cell(5, 2, "8 (20.0)"),
+            cell(6, 0, "HbA1c, median (IQR)"),
+            cell(6, 1, "6.1 [5.4–7.0]"),
+            cell(6, 2, "6.3 [5.5–7.2]"),
+        ];
+        let items = interpret(&TableIn {
+            table_id: "Table 1".into(),
+            caption: "Baseline characteristics".into(),
+            notes: vec![],
+            cells,
+        });
+        let find = |arm: &str, path: &[&str], m: Measure| {
+            items
+                .iter()
+                .find(|i| {
+                    i.arm.as_deref() == Some(arm) && i.characteristic == path && i.measure == m
+                })
+                .and_then(|i| i.value)
+        };
+        assert_eq!(find("Drug", &[], Measure::PopulationSize), Some(50.0));
+        assert_eq!(find("Drug", &["Age, years"], Measure::Mean), Some(56.7));
+        assert_eq!(find("Placebo", &["Age, years"], Measure::Sd), Some(9.9));
+        assert_eq!(find("Drug", &["Sex", "Male"], Measure::Count), Some(20.0));
+        assert_eq!(
+            find("Placebo", &["Sex", "Female"], Measure::Percent),
+            Some(55.0)
+        );
+        // The group closed at 100%: "Smoker" is its own characteristic.
+        assert_eq!(find("Drug", &["Smoker"], Measure::Count), Some(10.0));
+        assert_eq!(
+            find("Drug", &["HbA1c, median (IQR)"], Measure::IqrHigh),
+            Some(7.0)
+        );
+        assert!(items.iter().all(|i| i.arm.as_deref() != Some("P value")));
+        let age = items
+            .iter()
+            .find(|i| i.characteristic == ["Age, years"])
+            .unwrap();
+        assert_eq!(age.unit.as_deref(), Some("years"));
+        assert_eq!(age.arm_n, Some(50));
+    }
+
+    #[test]
+    fn a_table_with_no_arm_is_listed_with_its_reason() {
+        let cells = vec![
+            cell(0, 0, "Outcome"),
+            cell(0, 1, "P"),
+            cell(1, 0, "Death"),
+            cell(1, 1, "0.03"),
+        ];
+        let items = interpret(&TableIn {
+            table_id: "Table 3".into(),
+            caption: String::new(),
+            notes: vec![],
+            cells,
+        });
+        assert_eq!(items.len(), 1);
+        assert_eq!(items[0].measure, Measure::Other);
+        assert!(items[0]
+            .note
+            .as_deref()
+            .unwrap()
+            .starts_with("table skipped"));
+    }
+}
