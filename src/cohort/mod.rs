@@ -74,6 +74,9 @@ pub struct TableIn {
     pub notes: Vec<String>,
     /// Its cells.
     pub cells: Vec<Cell>,
+    /// Whether the cells come from page layout (a PDF), where a cell's
+    /// text can wrap onto rows of its own.
+    pub layout: bool,
 }
 
 /// The tables of a document with their captions and footnotes: a caption
@@ -132,6 +135,7 @@ pub fn tables_of(doc: &Document) -> Vec<TableIn> {
             caption: caption_text,
             notes,
             cells: b.cells.clone(),
+            layout: doc.extractor.as_deref() == Some("pdf"),
         });
     }
     out
@@ -402,6 +406,95 @@ fn p_like(t: &str) -> bool {
         && !l.contains('±')
 }
 
+/// The number of header rows: the first row, then rows with no value whose
+/// first cell is empty (or spanned from above), or that label two or more
+/// columns ("Characteristic | n=1349 | n=434").
+fn header_rows(g: &Grid) -> usize {
+    let mut nhead = 1;
+    while nhead < g.nrows.min(5) {
+        let r = nhead;
+        let first_empty = match g.at(r, 0) {
+            None => true,
+            Some((c, origin)) => !origin && (c.row as usize) < nhead || c.text.trim().is_empty(),
+        };
+        let mut texts = 0;
+        let mut has_value = false;
+        for c in 1..g.ncols {
+            if let Some(tx) = g.origin_text(r, c) {
+                texts += 1;
+                if is_value(tx) && stated_n(tx).is_none() {
+                    has_value = true;
+                }
+            }
+        }
+        if texts > 0 && !has_value && (first_empty || texts >= 2) {
+            nhead += 1;
+        } else {
+            break;
+        }
+    }
+    nhead
+}
+
+/// Rows of a laid-out table that are pieces of one label: a body row with
+/// no value is one label (its cells joined: "Ethnicity (n=1348), | n (%)"
+/// is one label that ran into the next columns), and such a row that goes
+/// on from the row above ("mean (SD)" under "Age (years),") joins it.
+fn merge_layout_rows(cells: &[Cell], nhead: usize) -> Vec<Cell> {
+    let mut rows: BTreeMap<u32, Vec<Cell>> = BTreeMap::new();
+    for c in cells {
+        rows.entry(c.row).or_default().push(c.clone());
+    }
+    let mut out: Vec<Vec<Cell>> = Vec::new();
+    for (r, mut row) in rows {
+        row.sort_by_key(|c| c.col);
+        if (r as usize) < nhead || row.iter().any(|c| is_value(&c.text)) {
+            out.push(row);
+            continue;
+        }
+        let text = row
+            .iter()
+            .map(|c| c.text.trim())
+            .filter(|t| !t.is_empty())
+            .collect::<Vec<_>>()
+            .join(" ");
+        let first = row[0].clone();
+        let goes_on = text.starts_with(|c: char| c.is_lowercase() || c == '(' || c == '[');
+        let prev_ends_open = out.last().and_then(|p| p.first()).is_some_and(|c| {
+            let t = c.text.trim_end();
+            t.ends_with(',')
+                || t.ends_with('(')
+                || t.ends_with('-')
+                || t.ends_with(" and")
+                || t.ends_with(" or")
+        });
+        let after_body = out.len() > nhead;
+        if after_body && (goes_on || prev_ends_open) {
+            let prev = out.last_mut().unwrap();
+            if let Some(c) = prev.iter_mut().find(|c| c.col <= first.col) {
+                let sep = if c.text.ends_with('-') { "" } else { " " };
+                c.text = format!("{}{sep}{text}", c.text.trim_end());
+                continue;
+            }
+        }
+        out.push(vec![Cell {
+            text,
+            col_span: 1,
+            ..first
+        }]);
+    }
+    out.into_iter()
+        .enumerate()
+        .flat_map(|(k, row)| {
+            row.into_iter().map(move |c| Cell {
+                row: k as u32,
+                row_span: 1,
+                ..c
+            })
+        })
+        .collect()
+}
+
 /// A study arm: its columns and name.
 #[derive(Debug, Clone)]
 struct Arm {
@@ -413,6 +506,23 @@ struct Arm {
 
 /// Interprets one table into data items.
 pub fn interpret(t: &TableIn) -> Vec<Item> {
+    // A caption laid out inside the table region (a PDF table whose rules
+    // enclose its title) is its first row: take it as the caption.
+    let mut t = t.clone();
+    let first_row: Vec<&Cell> = t.cells.iter().filter(|c| c.row == 0).collect();
+    if let [only] = first_row[..] {
+        if let Some(label) = table_label(&only.text) {
+            if t.caption.is_empty() || t.table_id.starts_with("table ") {
+                t.caption = only.text.clone();
+                t.table_id = label;
+            }
+            t.cells.retain(|c| c.row != 0);
+            for c in &mut t.cells {
+                c.row -= 1;
+            }
+        }
+    }
+    let t = &t;
     let g = Grid::new(&t.cells);
     let base = Item {
         table_id: t.table_id.clone(),
@@ -437,29 +547,14 @@ pub fn interpret(t: &TableIn) -> Vec<Item> {
         return skip("fewer than two rows or columns");
     }
     // Header rows.
-    let mut nhead = 1;
-    while nhead < g.nrows.min(5) {
-        let r = nhead;
-        let first_empty = match g.at(r, 0) {
-            None => true,
-            Some((c, origin)) => !origin && (c.row as usize) < nhead || c.text.trim().is_empty(),
-        };
-        let mut has_text = false;
-        let mut has_value = false;
-        for c in 1..g.ncols {
-            if let Some(tx) = g.origin_text(r, c) {
-                has_text = true;
-                if is_value(tx) && stated_n(tx).is_none() {
-                    has_value = true;
-                }
-            }
-        }
-        if first_empty && has_text && !has_value {
-            nhead += 1;
-        } else {
-            break;
-        }
-    }
+    let nhead = header_rows(&g);
+    let merged;
+    let g = if t.layout {
+        merged = merge_layout_rows(&t.cells, nhead);
+        Grid::new(&merged)
+    } else {
+        g
+    };
     let body: Vec<usize> = (nhead..g.nrows).collect();
     // Stub columns: leading columns whose body cells are mostly not values.
     let mut data_start = g.ncols;
@@ -618,8 +713,12 @@ pub fn interpret(t: &TableIn) -> Vec<Item> {
     }
     let mut stack: Vec<Entry> = Vec::new();
     let mut items = Vec::new();
-    for row in &rows {
+    for (i, row) in rows.iter().enumerate() {
         let (col, indent) = row.level;
+        // A valueless row whose next row is deeper is a characteristic with
+        // its own sub-rows ("Gender, n (%)" over "Male"); it can sit inside a
+        // flat section ("Background characteristics") at its own level.
+        let opens_deeper = !row.has_values && rows.get(i + 1).is_some_and(|n| n.level > row.level);
         // Pop entries this row is not inside of.
         while let Some(top) = stack.last() {
             let deeper = (top.col, top.indent) < (col, indent);
@@ -628,7 +727,7 @@ pub fn interpret(t: &TableIn) -> Vec<Item> {
                     && top.indent == indent
                     && top.group
                     && top.flat != Some(false)
-                    && row.has_values);
+                    && (row.has_values || opens_deeper));
             if inside && !(top.group && top.closed) {
                 break;
             }
@@ -1230,6 +1329,7 @@ mod tests {
             caption: "Baseline characteristics".into(),
             notes: vec![],
             cells,
+            layout: false,
         });
         let find = |arm: &str, path: &[&str], m: Measure| {
             items
@@ -1275,6 +1375,7 @@ mod tests {
             caption: String::new(),
             notes: vec![],
             cells,
+            layout: false,
         });
         assert_eq!(items.len(), 1);
         assert_eq!(items[0].measure, Measure::Other);

@@ -23,7 +23,7 @@ use quarry_udfs::Tokenizer;
 
 /// The version of the extractors and cleaners: part of every ingest cache
 /// key, so a changed extractor never serves stale text.
-pub const INGEST_VERSION: &str = "ingest-2";
+pub const INGEST_VERSION: &str = "ingest-3";
 
 /// How many files have been parsed by this process (cache hits excluded).
 pub static PARSE_COUNT: AtomicU64 = AtomicU64::new(0);

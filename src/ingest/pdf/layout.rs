@@ -613,6 +613,14 @@ pub fn tables(lines: Vec<Line>, rules: &[Rule], page_width: f32) -> (Vec<LBlock>
                 if hr[j].y0 - last.y0 > 250.0 {
                     break;
                 }
+                // A table caption between two rules starts another table.
+                let caption_between = rows.iter().any(|r| {
+                    let y = row_y(r);
+                    y > last.y0 && y < hr[j].y0 && starts_table_caption(&lines[r[0]].text())
+                });
+                if caption_between {
+                    break;
+                }
                 group.push(j);
             }
         }
@@ -655,11 +663,42 @@ pub fn tables(lines: Vec<Line>, rules: &[Rule], page_width: f32) -> (Vec<LBlock>
             continue;
         }
         let mut j = i;
-        while j + 1 < rows.len()
-            && tabular(&rows[j + 1])
-            && row_y(&rows[j + 1]) - row_y(&rows[j]) < 3.0 * lines[rows[j][0]].size
-        {
-            j += 1;
+        let left = |a: usize, b: usize| {
+            rows[a..=b]
+                .iter()
+                .map(|r| lines[r[0]].x0)
+                .fold(f32::MAX, f32::min)
+        };
+        let near =
+            |a: usize, b: usize| row_y(&rows[b]) - row_y(&rows[a]) < 3.0 * lines[rows[a][0]].size;
+        // A label row inside the table: one or two short text cells starting
+        // at (or indented a little from) the table's first column, with no
+        // number ("Gender, n (%)", "Dietary intake", "BMI (SD), kg/m2").
+        let label_row = |k: usize, x: f32| {
+            let r = &rows[k];
+            r.len() <= 2
+                && r.iter()
+                    .all(|&m| lines[m].x1 - lines[m].x0 < 0.5 * page_width)
+                && lines[r[0]].x0 >= x - 2.0
+                && lines[r[0]].x0 <= x + 40.0
+                && !is_numeric_cell(&lines[r[0]].text())
+        };
+        loop {
+            if j + 1 < rows.len() && tabular(&rows[j + 1]) && near(j, j + 1) {
+                j += 1;
+                continue;
+            }
+            // Up to two label rows between tabular rows belong to the run.
+            let x = left(i, j);
+            let mut k = j + 1;
+            while k < rows.len() && k <= j + 2 && label_row(k, x) && near(k - 1, k) {
+                k += 1;
+            }
+            if k > j + 1 && k < rows.len() && tabular(&rows[k]) && near(k - 1, k) {
+                j = k;
+                continue;
+            }
+            break;
         }
         // The run's cells must line up (left, right or centre) from row to
         // row, and most rows must hold a number: justified prose split at
@@ -760,10 +799,20 @@ fn cells(lines: &[Line]) -> Vec<TCell> {
         r.sort_by(|a, b| a.x0.total_cmp(&b.x0));
     }
     let maxn = rows.iter().map(|r| r.len()).max().unwrap_or(0);
-    // Column intervals from rows with at least half the widest row's cells.
+    // Column intervals from the rows with the most cells when there are
+    // three or more of them (a row whose label ran into the first value
+    // would otherwise merge two columns), else from rows with at least half
+    // the widest row's cells.
+    let full = rows.iter().filter(|r| r.len() == maxn).count();
     let mut iv: Vec<(f32, f32)> = rows
         .iter()
-        .filter(|r| r.len() * 2 >= maxn && r.len() >= 2)
+        .filter(|r| {
+            if full >= 3 && maxn >= 3 {
+                r.len() == maxn
+            } else {
+                r.len() * 2 >= maxn && r.len() >= 2
+            }
+        })
         .flat_map(|r| r.iter().map(|l| (l.x0, l.x1)))
         .collect();
     if iv.is_empty() {
@@ -800,7 +849,13 @@ fn cells(lines: &[Line]) -> Vec<TCell> {
     for (ri, r) in rows.iter().enumerate() {
         for l in r {
             let c0 = col_of(l.x0);
-            let c1 = col_of(l.x1 - 0.5);
+            // The last column the line reaches into (past its start), so a
+            // header wider than its column does not span the next one.
+            let c1 = cols
+                .iter()
+                .rposition(|c| c.0 < l.x1 - 1.0)
+                .unwrap_or(0)
+                .max(c0);
             let header = ri < first_body;
             let pieces: Vec<(usize, usize, Vec<&Word>)> = if c1 > c0 && !header {
                 // Split the line's words by the column their centre is in.
@@ -842,5 +897,94 @@ fn cells(lines: &[Line]) -> Vec<TCell> {
             }
         }
     }
+    // A body row with nothing in the first column and only values (the
+    // second line of "0.24 / (0.12, 0.36)") continues the row above: each
+    // piece joins the cell above it that it overlaps most.
+    let mut merged: Vec<TCell> = Vec::new();
+    let nrows = out.iter().map(|c| c.row + 1).max().unwrap_or(0);
+    let mut shift = 0u32;
+    let mut prev_row: Option<u32> = None;
+    for r in 0..nrows {
+        let row: Vec<&TCell> = out.iter().filter(|c| c.row == r).collect();
+        if row.is_empty() {
+            shift += 1;
+            continue;
+        }
+        let continues = r as usize > first_body
+            && prev_row.is_some()
+            && row.iter().all(|c| {
+                // A bracketed remainder: "(0.12, 0.36)", "(–1.12,", "11.86)".
+                let t = c.text.trim();
+                c.col > 0
+                    && t.chars().any(|ch| ch.is_ascii_digit())
+                    && !t.contains('\u{b1}')
+                    && (t.starts_with('(')
+                        || t.starts_with('[')
+                        || t.ends_with(')')
+                        || t.ends_with(']'))
+            })
+            && merged.iter().any(|c| Some(c.row) == prev_row && c.col == 0);
+        if continues {
+            let pr = prev_row.unwrap();
+            for c in row {
+                let best = merged
+                    .iter_mut()
+                    .filter(|m| m.row == pr && m.col > 0)
+                    .max_by(|a, b| {
+                        let ov = |m: &TCell| m.bbox.2.min(c.bbox.2) - m.bbox.0.max(c.bbox.0);
+                        ov(a).total_cmp(&ov(b))
+                    });
+                if let Some(m) = best {
+                    m.text = format!("{} {}", m.text, c.text);
+                    m.bbox.2 = m.bbox.2.max(c.bbox.2);
+                    m.bbox.3 = m.bbox.3.max(c.bbox.3);
+                }
+            }
+            shift += 1;
+            continue;
+        }
+        for c in row {
+            merged.push(TCell {
+                row: r - shift,
+                ..c.clone()
+            });
+        }
+        prev_row = Some(r - shift);
+    }
+    let mut out = merged;
+    // A centred first column has no indentation: its left edges vary with
+    // the text's length while the centres agree.
+    let firsts: Vec<(f32, f32)> = out
+        .iter()
+        .filter(|c| c.col == 0 && c.col_span == 1)
+        .map(|c| (c.bbox.0, c.bbox.2))
+        .collect();
+    if firsts.len() >= 4 {
+        let mut centres: Vec<f32> = firsts.iter().map(|(a, b)| (a + b) / 2.0).collect();
+        centres.sort_by(f32::total_cmp);
+        let mc = centres[centres.len() / 2];
+        let lmin = firsts.iter().map(|f| f.0).fold(f32::MAX, f32::min);
+        let centred = firsts
+            .iter()
+            .filter(|f| ((f.0 + f.1) / 2.0 - mc).abs() < 3.0)
+            .count();
+        let flush = firsts.iter().filter(|f| (f.0 - lmin).abs() < 1.5).count();
+        if centred * 10 >= firsts.len() * 7 && flush * 10 < firsts.len() * 7 {
+            for c in out.iter_mut().filter(|c| c.col == 0) {
+                c.indent = 0;
+            }
+        }
+    }
     out
+}
+
+/// Whether a line starts a table caption ("Table 2 Baseline…", "TABLE 1.").
+fn starts_table_caption(t: &str) -> bool {
+    let t = t.trim_start();
+    let Some(rest) = t.strip_prefix("Table").or_else(|| t.strip_prefix("TABLE")) else {
+        return false;
+    };
+    let rest = rest.trim_start_matches([' ', '\u{a0}', '|']).trim_start();
+    rest.chars().next().is_some_and(|c| c.is_ascii_digit())
+        || (rest.starts_with('S') && rest[1..].starts_with(|c: char| c.is_ascii_digit()))
 }
