@@ -583,8 +583,21 @@ pub fn interpret(t: &TableIn) -> Vec<Item> {
             for r in 0..nhead {
                 if let Some((cell, _)) = g.at(r, c) {
                     let tx = cell.text.trim().to_string();
-                    if !tx.is_empty() && p.last() != Some(&tx) {
-                        p.push(tx);
+                    if tx.is_empty() || p.last() == Some(&tx) {
+                        continue;
+                    }
+                    // A laid-out header wraps: "(95% CI)b" under "Mean change".
+                    let goes_on =
+                        tx.starts_with(|ch: char| ch.is_lowercase() || ch == '(' || ch == '[');
+                    match p.last_mut() {
+                        Some(last)
+                            if t.layout
+                                && (goes_on && !measure_only(&tx) || last.ends_with(',')) =>
+                        {
+                            last.push(' ');
+                            last.push_str(&tx);
+                        }
+                        _ => p.push(tx),
                     }
                 }
             }
@@ -788,6 +801,7 @@ pub fn interpret(t: &TableIn) -> Vec<Item> {
                         // Measures: row label, column headers, parents, caption, notes.
                         let mut sources: Vec<Vec<Vec<Measure>>> = vec![descriptors(&label_text)];
                         sources.extend(col_headers[c].iter().rev().map(|h| descriptors(h)));
+                        sources.push(descriptors(&col_headers[c].join(" ")));
                         sources.extend(parent_path.iter().rev().map(|p| descriptors(p)));
                         sources.push(table_desc.clone());
                         sources.push(note_desc.clone());
@@ -1015,6 +1029,7 @@ fn transposed(
                     .rev()
                     .map(|h| descriptors(h))
                     .collect();
+                sources.push(descriptors(&col_headers[c].join(" ")));
                 sources.push(table_desc.to_vec());
                 sources.push(note_desc.to_vec());
                 let item = Item {

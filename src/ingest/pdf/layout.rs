@@ -558,6 +558,44 @@ pub fn tables(lines: Vec<Line>, rules: &[Rule], page_width: f32) -> (Vec<LBlock>
             _ => rows.push(vec![i]),
         }
     }
+    // A row of only small lines (a footnote mark raised above its row's
+    // baseline) joins the row it is raised from, so it does not cut a table.
+    let mut sizes: Vec<f32> = lines.iter().map(|l| l.size).collect();
+    sizes.sort_by(f32::total_cmp);
+    let body_size = sizes[sizes.len() / 2];
+    let mut k = 0;
+    while k < rows.len() {
+        let small = rows[k].iter().all(|&i| lines[i].size < 0.8 * body_size);
+        if small && rows.len() > 1 {
+            let y = lines[rows[k][0]].y;
+            let next = rows
+                .get(k + 1)
+                .map(|r| (lines[r[0]].y - y, lines[r[0]].size));
+            let prev = k
+                .checked_sub(1)
+                .map(|p| (y - lines[rows[p][0]].y, lines[rows[p][0]].size));
+            if let Some((dy, s)) = next.filter(|(dy, s)| *dy >= 0.0 && *dy < 0.6 * s) {
+                let _ = (dy, s);
+                let r = rows.remove(k);
+                rows[k].extend(r);
+                continue;
+            } else if let Some((dy, s)) = prev.filter(|(dy, s)| *dy >= -0.6 * s && *dy < 0.6 * s) {
+                let _ = (dy, s);
+                let r = rows.remove(k);
+                rows[k - 1].extend(r);
+                continue;
+            }
+        }
+        k += 1;
+    }
+    for r in &mut rows {
+        // The row's first line is its baseline: a full-size one.
+        r.sort_by(|&a, &b| {
+            (lines[a].size < 0.8 * body_size)
+                .cmp(&(lines[b].size < 0.8 * body_size))
+                .then(lines[a].x0.total_cmp(&lines[b].x0))
+        });
+    }
     let row_y = |r: &Vec<usize>| lines[r[0]].y;
     let short = |i: usize| lines[i].x1 - lines[i].x0 < 0.3 * page_width;
     let tabular = |r: &Vec<usize>| {
@@ -831,12 +869,20 @@ fn cells(lines: &[Line]) -> Vec<TCell> {
             .position(|c| x < c.1 + 0.5)
             .unwrap_or(cols.len().saturating_sub(1))
     };
+    // The first body row: a label and a value after it ("n=19" and
+    // "(n = 24)" are header sizes, not values).
+    let is_size = |t: &str| {
+        let t = t.trim_start_matches(['(', '[']).trim_start();
+        (t.starts_with('n') || t.starts_with('N')) && t[1..].trim_start().starts_with('=')
+    };
     let first_body = rows
         .iter()
         .position(|r| {
-            r.len() * 2 >= maxn
-                && r.len() >= 2
-                && r.iter().skip(1).any(|l| is_numeric_cell(&l.text()))
+            r.len() >= 2
+                && r.iter().skip(1).any(|l| {
+                    let t = l.text();
+                    is_numeric_cell(&t) && !is_size(&t)
+                })
         })
         .unwrap_or(0);
     let left = rows
@@ -851,14 +897,27 @@ fn cells(lines: &[Line]) -> Vec<TCell> {
             let c0 = col_of(l.x0);
             // The last column the line reaches into (past its start), so a
             // header wider than its column does not span the next one.
-            let c1 = cols
+            let header = ri < first_body;
+            let mut c1 = cols
                 .iter()
                 .rposition(|c| c.0 < l.x1 - 1.0)
                 .unwrap_or(0)
                 .max(c0);
-            let header = ri < first_body;
-            let pieces: Vec<(usize, usize, Vec<&Word>)> = if c1 > c0 && !header {
-                // Split the line's words by the column their centre is in.
+            // A header centred over the gap between two columns heads both
+            // ("Fruit (pieces)" over "Mean (SE)" and "Mean change").
+            if header && c1 == c0 && c0 + 1 < cols.len() {
+                let mid = (l.x0 + l.x1) / 2.0;
+                let gap = (cols[c0].1, cols[c0 + 1].0);
+                let half = (cols[c0 + 1].1 - cols[c0].0) / 2.0;
+                if (mid - (gap.0 + gap.1) / 2.0).abs() < 0.15 * half && l.x1 > cols[c0].1 {
+                    c1 = c0 + 1;
+                }
+            }
+            // Split the line's words by the column their centre is in: in
+            // the body always, in a header only where the words stand
+            // further apart than its word spacing ("CACP group  Total  p"),
+            // so a heading spanning columns stays whole.
+            let by_column = || {
                 let mut p: Vec<(usize, usize, Vec<&Word>)> = Vec::new();
                 for w in &l.words {
                     let c = col_of((w.x0 + w.x1) / 2.0);
@@ -868,6 +927,26 @@ fn cells(lines: &[Line]) -> Vec<TCell> {
                     }
                 }
                 p
+            };
+            let spaced_header = header && c1 > c0 && {
+                let p = by_column();
+                let gaps_between: Vec<f32> = p
+                    .windows(2)
+                    .map(|w| w[1].2[0].x0 - w[0].2.last().unwrap().x1)
+                    .collect();
+                let within: Vec<f32> = p
+                    .iter()
+                    .flat_map(|(_, _, ws)| ws.windows(2).map(|w| w[1].x0 - w[0].x1))
+                    .collect();
+                let space = within
+                    .iter()
+                    .copied()
+                    .fold(0.0f32, f32::max)
+                    .max(0.25 * l.size);
+                p.len() >= 2 && gaps_between.iter().all(|g| *g > 1.8 * space)
+            };
+            let pieces: Vec<(usize, usize, Vec<&Word>)> = if c1 > c0 && (!header || spaced_header) {
+                by_column()
             } else {
                 vec![(c0, c1.max(c0), l.words.iter().collect())]
             };
