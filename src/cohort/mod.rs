@@ -251,6 +251,12 @@ fn is_value(t: &str) -> bool {
     let t = t
         .trim()
         .trim_start_matches(['<', '>', '≤', '≥', '~', '=', ' ']);
+    // "24-week placebo-controlled period" starts with a number but is text.
+    let letters = t.chars().filter(|c| c.is_alphabetic()).count();
+    let digits = t.chars().filter(|c| c.is_ascii_digit()).count();
+    if letters > digits + 3 {
+        return false;
+    }
     let mut cs = t.chars();
     match cs.next() {
         Some(c) if c.is_ascii_digit() => true,
@@ -778,6 +784,9 @@ pub fn interpret(t: &TableIn) -> Vec<Item> {
                             continue;
                         }
                         let text = cell.text.trim();
+                        if !is_value(text) {
+                            continue;
+                        }
                         let Some((vals, sh)) = shape(&tokenize(text)) else {
                             continue;
                         };
@@ -805,10 +814,12 @@ pub fn interpret(t: &TableIn) -> Vec<Item> {
                         sources.extend(parent_path.iter().rev().map(|p| descriptors(p)));
                         sources.push(table_desc.clone());
                         sources.push(note_desc.clone());
-                        let split = if let Shape::Slash(k) = sh {
-                            split_label(&leaf, k)
-                        } else {
-                            None
+                        let split = match sh {
+                            Shape::Slash(k) => split_label(&leaf, k),
+                            Shape::SlashPercents => {
+                                split_label(&leaf, 2).map(|n| [n.clone(), n].concat())
+                            }
+                            _ => None,
                         };
                         let before = its.len();
                         push_cell_items(
@@ -1271,6 +1282,15 @@ fn default_measures(
         ),
         Shape::Percent => (vec![Percent], None),
         Shape::Slash(k) => (vec![Count; *k], Some("read as counts".into())),
+        Shape::CountOfTotal => (
+            vec![Count, PopulationSize, Percent],
+            Some("read as n/N (%)".into()),
+        ),
+        Shape::SlashPercents => (
+            vec![Count, Count, Percent, Percent],
+            Some("read as n/n (%/%)".into()),
+        ),
+        Shape::Range => (vec![RangeLow, RangeHigh], Some("read as a range".into())),
         Shape::Single if categorical && vals[0].fract() == 0.0 => {
             (vec![Count], Some("read as a count".into()))
         }

@@ -97,8 +97,12 @@ pub fn tokenize(text: &str) -> Vec<Tok> {
     let mut i = 0;
     while i < cs.len() {
         let c = cs[i];
-        let prev_boundary =
-            i == 0 || cs[i - 1].is_whitespace() || matches!(cs[i - 1], '(' | '[' | ',' | ';' | '{');
+        // A dash right after a number ("72.3 –113.2") is a range dash even
+        // with a space before it; after a bracket or a separator it is a sign.
+        let after_number = matches!(out.last(), Some(Tok::Num(..)));
+        let prev_boundary = i == 0
+            || (cs[i - 1].is_whitespace() && !after_number)
+            || matches!(cs[i - 1], '(' | '[' | ',' | ';' | '{');
         let next_digit = cs.get(i + 1).is_some_and(|d| d.is_ascii_digit());
         if c.is_ascii_digit() || (is_dash(c) && prev_boundary && next_digit) {
             let neg = is_dash(c);
@@ -113,6 +117,21 @@ pub fn tokenize(text: &str) -> Vec<Tok> {
                     && cs.get(j + 1).is_some_and(|x| x.is_ascii_digit())
                     && !s.contains('.')
                 {
+                    s.push('.');
+                } else if d == ','
+                    && !s.contains('.')
+                    && !out.iter().any(|t| matches!(t, Tok::Num(..)))
+                    && cs.get(j + 1).is_some_and(|x| x.is_ascii_digit())
+                    && {
+                        let run = cs[j + 1..]
+                            .iter()
+                            .take_while(|x| x.is_ascii_digit())
+                            .count();
+                        run != 3
+                    }
+                {
+                    // A decimal comma ("4,78 (0.65)"): digits follow that are
+                    // not a group of three.
                     s.push('.');
                 } else if d == ','
                     && !s.contains('.')
@@ -150,7 +169,7 @@ pub fn tokenize(text: &str) -> Vec<Tok> {
             '\u{b1}' => out.push(Tok::PlusMinus),
             '(' | '[' | '{' => out.push(Tok::Open),
             ')' | ']' | '}' => out.push(Tok::Close),
-            '/' => out.push(Tok::Slash),
+            '/' | ':' => out.push(Tok::Slash),
             ',' | ';' => out.push(Tok::Sep),
             c if is_dash(c) || c == '\u{2014}' => out.push(Tok::RangeDash),
             c if c.is_whitespace() => {}
@@ -190,6 +209,12 @@ pub enum Shape {
     PlusMinusInterval,
     /// `a/b/...`: that many numbers.
     Slash(usize),
+    /// `a/b (c)`: a count of a total, and its percentage.
+    CountOfTotal,
+    /// `a/b (c/d)`: two counts and their percentages.
+    SlashPercents,
+    /// `a–b` alone: an interval.
+    Range,
     /// `a%` alone.
     Percent,
     /// Anything else, with its number of numbers.
@@ -227,10 +252,13 @@ pub fn shape(toks: &[Tok]) -> Option<(Vec<f64>, Shape)> {
     let s = match sig.as_str() {
         "n" if nums[0].1 => Shape::Percent,
         "n" => Shape::Single,
-        "n±n" => Shape::PlusMinus,
+        "n±n" | "n(±n)" => Shape::PlusMinus,
         "n(n)" | "nn)" | "n(n" => Shape::Paren2(nums[1].1),
         "n(n-n)" | "n(n,n)" | "nn-n" | "n(n-n" | "n(n,n" | "n,n-n" => Shape::Interval,
-        "n±n(n-n)" | "n±n(n,n)" => Shape::PlusMinusInterval,
+        "n±n(n-n)" | "n±n(n,n)" | "n±nn-n" => Shape::PlusMinusInterval,
+        "n/n(n)" => Shape::CountOfTotal,
+        "n/n(n/n)" => Shape::SlashPercents,
+        "n-n" | "(n-n)" | "(n,n)" => Shape::Range,
         _ if sig.chars().all(|c| c == 'n' || c == '/') && sig.contains('/') => {
             Shape::Slash(nums.len())
         }
@@ -253,6 +281,12 @@ pub fn fits(ms: &[Measure], s: &Shape) -> bool {
         (Shape::PlusMinusInterval, [a, b, c, _]) => {
             a.central() && b.dispersion() && c.interval_low()
         }
+        (Shape::CountOfTotal, [Measure::Count, Measure::PopulationSize, Measure::Percent]) => true,
+        (
+            Shape::SlashPercents,
+            [Measure::Count, Measure::Count, Measure::Percent, Measure::Percent],
+        ) => true,
+        (Shape::Range, [a, _]) => a.interval_low(),
         (Shape::Slash(k), ms) => {
             ms.len() == *k
                 && ms
@@ -274,6 +308,33 @@ pub fn fit(ms: &[Measure], s: &Shape) -> Option<Vec<Measure>> {
     }
     if let (Shape::Percent, [Measure::Count, Measure::Percent]) = (s, ms) {
         return Some(vec![Measure::Percent]);
+    }
+    if let (Shape::CountOfTotal, [Measure::Count, Measure::Percent]) = (s, ms) {
+        return Some(vec![
+            Measure::Count,
+            Measure::PopulationSize,
+            Measure::Percent,
+        ]);
+    }
+    if let (Shape::SlashPercents, [Measure::Count, Measure::Percent]) = (s, ms) {
+        return Some(vec![
+            Measure::Count,
+            Measure::Count,
+            Measure::Percent,
+            Measure::Percent,
+        ]);
+    }
+    // "median (range)" over a bare "a–b" names its interval.
+    if let (Shape::Range, [c, lo, hi]) = (s, ms) {
+        if c.central() && lo.interval_low() {
+            return Some(vec![*lo, *hi]);
+        }
+    }
+    // "mean ± SD" over "a ± b (c–d)" still reads the range after it.
+    if let (Shape::PlusMinusInterval, [a, b]) = (s, ms) {
+        if a.central() && b.dispersion() {
+            return Some(vec![*a, *b, Measure::RangeLow, Measure::RangeHigh]);
+        }
     }
     None
 }
@@ -505,6 +566,9 @@ mod tests {
         assert_eq!(nums("(20.71 - 52.14)"), [20.71, 52.14]);
         assert_eq!(nums("0 (0-0)"), [0.0, 0.0, 0.0]);
         assert_eq!(nums("−1.2 to 3.4"), [-1.2, 3.4]);
+        assert_eq!(nums("48.1 ± 10.1 (36.6 –68.4)"), [48.1, 10.1, 36.6, 68.4]);
+        assert_eq!(nums("4,78 (0.65)"), [4.78, 0.65]);
+        assert_eq!(nums("0.80 (0.60, 1.08)"), [0.8, 0.6, 1.08]);
     }
 
     #[test]
@@ -519,6 +583,12 @@ mod tests {
         assert_eq!(sh("17.96 0.29)"), Shape::Paren2(false));
         assert_eq!(sh("12.9"), Shape::Single);
         assert_eq!(sh("1.98 ± 0.27*"), Shape::PlusMinus);
+        assert_eq!(sh("96.00 ± 10.8a (72.3 –113.2)"), Shape::PlusMinusInterval);
+        assert_eq!(sh("42.1 ± 17.9 15.1 – 81.2"), Shape::PlusMinusInterval);
+        assert_eq!(sh("5/93 (5.4)"), Shape::CountOfTotal);
+        assert_eq!(sh("9/7 (56.3/43.7)"), Shape::SlashPercents);
+        assert_eq!(sh("14:2"), Shape::Slash(2));
+        assert_eq!(sh("39-84"), Shape::Range);
     }
 
     #[test]
