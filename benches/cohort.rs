@@ -21,115 +21,12 @@
 //! other's. Predicted items in gold tables that no gold item takes are
 //! reported as extra (a precision figure the paper does not give).
 
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+use quarry::cohort::score::{load_gold, score, Score};
 use quarry::cohort::{interpret, tables_of, Item};
 use quarry::ingest::{ingest_bytes, IngestSpec, Status};
 use quarry::source::Entry;
-use serde::Deserialize;
-
-#[derive(Debug, Deserialize, Clone)]
-struct Gold {
-    pmcid: String,
-    table: String,
-    arm: String,
-    characteristic: Vec<String>,
-    category: Option<String>,
-    measure: String,
-    value: f64,
-}
-
-fn norm_words(s: &str) -> Vec<String> {
-    let lower = s.to_lowercase();
-    let words: Vec<String> = lower
-        .split(|c: char| !c.is_alphanumeric())
-        .filter(|w| !w.is_empty())
-        .map(str::to_string)
-        .collect();
-    // Drop stated sizes: "n 19".
-    let mut out = Vec::new();
-    let mut i = 0;
-    while i < words.len() {
-        if words[i] == "n"
-            && words
-                .get(i + 1)
-                .is_some_and(|w| w.chars().all(|c| c.is_ascii_digit()))
-        {
-            i += 2;
-            continue;
-        }
-        out.push(words[i].clone());
-        i += 1;
-    }
-    out
-}
-
-fn norm(s: &str) -> String {
-    norm_words(s).join(" ")
-}
-
-fn arm_matches(gold: &str, pred: &str) -> bool {
-    let g = norm_words(gold);
-    let p = norm_words(pred);
-    if g.is_empty() || p.is_empty() {
-        return g == p;
-    }
-    g.iter().all(|w| p.contains(w)) || p.iter().all(|w| g.contains(w))
-}
-
-fn path_matches(gold: &[String], pred: &[String]) -> bool {
-    let g: Vec<String> = gold
-        .iter()
-        .map(|s| norm(s))
-        .filter(|s| !s.is_empty())
-        .collect();
-    let p: Vec<String> = pred
-        .iter()
-        .map(|s| norm(s))
-        .filter(|s| !s.is_empty())
-        .collect();
-    g == p
-}
-
-fn grouped(g: &Gold, p: &Item) -> bool {
-    p.arm.as_deref().is_some_and(|a| arm_matches(&g.arm, a))
-        && path_matches(&g.characteristic, &p.characteristic)
-        && match &g.category {
-            None => true,
-            Some(c) => p.category.as_deref().is_some_and(|pc| norm(pc) == norm(c)),
-        }
-}
-
-#[derive(Default, Clone, Copy)]
-struct Score {
-    gold: usize,
-    parsed: usize,
-    measure: usize,
-    grouped: usize,
-    overall: usize,
-    predicted: usize,
-    extra: usize,
-}
-
-impl Score {
-    fn add(&mut self, o: &Score) {
-        self.gold += o.gold;
-        self.parsed += o.parsed;
-        self.measure += o.measure;
-        self.grouped += o.grouped;
-        self.overall += o.overall;
-        self.predicted += o.predicted;
-        self.extra += o.extra;
-    }
-    fn pct(n: usize, d: usize) -> f64 {
-        if d == 0 {
-            0.0
-        } else {
-            100.0 * n as f64 / d as f64
-        }
-    }
-}
 
 fn entry_for(p: &Path, bytes: &[u8]) -> Entry {
     let name = p
@@ -165,74 +62,6 @@ fn items_of(path: &Path) -> Result<Vec<Item>, String> {
     Ok(tables_of(&d).iter().flat_map(interpret).collect())
 }
 
-fn score(gold: &[Gold], pred: &[Item], misses: bool, label: &str) -> Score {
-    let tables: Vec<&str> = {
-        let mut t: Vec<&str> = gold.iter().map(|g| g.table.as_str()).collect();
-        t.dedup();
-        t
-    };
-    let pred: Vec<&Item> = pred
-        .iter()
-        .filter(|p| tables.contains(&p.table_id.as_str()) && p.value.is_some())
-        .collect();
-    let mut used = vec![false; pred.len()];
-    let mut s = Score {
-        gold: gold.len(),
-        predicted: pred.len(),
-        ..Score::default()
-    };
-    for g in gold {
-        let mut best: Option<(usize, u8)> = None;
-        for (k, p) in pred.iter().enumerate() {
-            if used[k] || p.table_id != g.table || (p.value.unwrap() - g.value).abs() > 1e-9 {
-                continue;
-            }
-            let sc = 1 + 2 * grouped(g, p) as u8 + (p.measure.as_str() == g.measure) as u8;
-            if best.is_none_or(|(_, b)| sc > b) {
-                best = Some((k, sc));
-            }
-        }
-        match best {
-            Some((k, _)) => {
-                used[k] = true;
-                let p = pred[k];
-                s.parsed += 1;
-                let m = p.measure.as_str() == g.measure;
-                let gr = grouped(g, p);
-                s.measure += m as usize;
-                s.grouped += gr as usize;
-                s.overall += (m && gr) as usize;
-                if misses && !(m && gr) {
-                    println!(
-                        "  {label} {} {} | gold {} {:?} {:?} {} {} | got {:?} {:?} {:?} {}",
-                        g.pmcid,
-                        g.table,
-                        g.arm,
-                        g.characteristic,
-                        g.category,
-                        g.measure,
-                        g.value,
-                        p.arm.as_deref().unwrap_or(""),
-                        p.characteristic,
-                        p.category,
-                        p.measure.as_str()
-                    );
-                }
-            }
-            None => {
-                if misses {
-                    println!(
-                        "  {label} {} {} | gold {} {:?} {:?} {} {} | not found",
-                        g.pmcid, g.table, g.arm, g.characteristic, g.category, g.measure, g.value
-                    );
-                }
-            }
-        }
-    }
-    s.extra = used.iter().filter(|u| !**u).count();
-    s
-}
-
 fn main() {
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
     let gold_dir = std::env::var("QUARRY_COHORT_GOLD")
@@ -242,24 +71,7 @@ fn main() {
         .map(PathBuf::from)
         .unwrap_or_else(|_| root.join("../shared/data/rct_baseline"));
     let misses = std::env::var("QUARRY_COHORT_MISSES").is_ok();
-    let mut gold: BTreeMap<String, Vec<Gold>> = BTreeMap::new();
-    let mut files: Vec<PathBuf> = std::fs::read_dir(&gold_dir)
-        .expect("gold folder")
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| p.extension().is_some_and(|e| e == "jsonl"))
-        .collect();
-    files.sort();
-    for f in files {
-        for line in std::fs::read_to_string(&f).expect("read gold").lines() {
-            if line.trim().is_empty() {
-                continue;
-            }
-            let g: Gold = serde_json::from_str(line)
-                .unwrap_or_else(|e| panic!("{}: {e}: {line}", f.display()));
-            gold.entry(g.pmcid.clone()).or_default().push(g);
-        }
-    }
+    let gold = load_gold(&gold_dir).expect("gold items");
     println!(
         "cohort_tables against {} gold items of {} papers ({})",
         gold.values().map(Vec::len).sum::<usize>(),

@@ -1,5 +1,6 @@
 //! The `quarry` command: `quarry sql` runs SQL over document corpora, from
-//! `-c`, from `-f FILE.sql`, or in an interactive shell.
+//! `-c`, from `-f FILE.sql`, or in an interactive shell; `quarry kg SRC
+//! OUT.ttl` writes the knowledge graph of the baseline tables in a corpus.
 
 use std::io::IsTerminal;
 use std::path::PathBuf;
@@ -57,10 +58,62 @@ enum Command {
         #[arg(short = 'i', long)]
         interactive: bool,
     },
+    /// Write the baseline-characteristics tables of a corpus (`cohort_tables`) as an RDF
+    /// knowledge graph in Turtle, in the Study Cohort Ontology's patterns.
+    Kg {
+        /// The corpus: a file, a folder, a glob or s3://bucket/prefix/.
+        src: String,
+        /// The Turtle file to write ("-" for standard output).
+        out: PathBuf,
+        /// Where ingestion results are kept: a folder or s3://bucket/prefix/.
+        #[arg(long, default_value = "./.quarry/", env = "QUARRY_STORE")]
+        store: String,
+        /// Keep nothing in the store: parse every file again.
+        #[arg(long)]
+        no_store: bool,
+    },
 }
 
 async fn run(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
+        Command::Kg {
+            src,
+            out,
+            store,
+            no_store,
+        } => {
+            let settings = Settings {
+                store: (!no_store).then_some(store),
+                config: None,
+                replay: None,
+                replay_partial: false,
+                client: None,
+                progress: false,
+                retry_failed: false,
+            };
+            let ctx = quarry::session(&settings)?;
+            let mut ttl = String::new();
+            let (docs, arms, items, skipped) =
+                quarry::functions::cohort::write_kg(&ctx, &src, &mut ttl).await?;
+            if out.as_os_str() == "-" {
+                print!("{ttl}");
+            } else {
+                std::fs::write(&out, &ttl)
+                    .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", out.display()))?;
+            }
+            eprintln!(
+                "{docs} document(s) with tables, {arms} arm(s), {items} data item(s){}",
+                if out.as_os_str() == "-" {
+                    String::new()
+                } else {
+                    format!(" -> {}", out.display())
+                }
+            );
+            for s in &skipped {
+                eprintln!("  {s}");
+            }
+            Ok(())
+        }
         Command::Sql {
             command,
             file,

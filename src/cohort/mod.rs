@@ -26,6 +26,7 @@
 //!   interval after a number is median (IQR). A cell nothing fits is one
 //!   item with measure `other`.
 
+pub mod score;
 pub mod tokens;
 pub mod turtle;
 
@@ -158,6 +159,36 @@ fn states_measures(t: &str) -> bool {
     ]
     .iter()
     .any(|p| l.contains(p))
+}
+
+/// Whether a caption names a table of the participants' characteristics at
+/// the start ("Baseline characteristics", "Demographic and clinical
+/// characteristics of the study population", "… at randomisation").
+pub fn is_baseline(caption: &str) -> bool {
+    let l = caption.to_lowercase();
+    [
+        "baseline",
+        "characteristic",
+        "demographic",
+        "at entry",
+        "at study entry",
+        "at enrolment",
+        "at enrollment",
+        "at randomisation",
+        "at randomization",
+        "at inclusion",
+        "at admission",
+        "study population",
+        "of the participants",
+        "of participants",
+        "of the patients",
+        "of patients",
+        "of the subjects",
+        "of the study sample",
+        "of the cohort",
+    ]
+    .iter()
+    .any(|k| l.contains(k))
 }
 
 /// "Table 1", "Table S2", "Supplementary Table 3" at the start of a caption.

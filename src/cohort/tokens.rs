@@ -49,6 +49,29 @@ impl Measure {
         }
     }
 
+    /// Parses a `measure` column value (`other` for anything unknown).
+    pub fn parse(s: &str) -> Self {
+        [
+            Self::Mean,
+            Self::Sd,
+            Self::Se,
+            Self::Median,
+            Self::IqrLow,
+            Self::IqrHigh,
+            Self::RangeLow,
+            Self::RangeHigh,
+            Self::CiLow,
+            Self::CiHigh,
+            Self::Count,
+            Self::Percent,
+            Self::GeometricMean,
+            Self::PopulationSize,
+        ]
+        .into_iter()
+        .find(|m| m.as_str() == s)
+        .unwrap_or(Self::Other)
+    }
+
     fn central(self) -> bool {
         matches!(self, Self::Mean | Self::Median | Self::GeometricMean)
     }

@@ -1,7 +1,9 @@
 //! `cohort_tables(src [, options])`: the baseline-characteristics tables of
 //! every document read, as one row per data item (one number in a cell):
 //! its arm and arm size, characteristic path, category, statistical measure,
-//! value, unit and cell text (see `crate::cohort`). A table that cannot be
+//! value, unit and cell text (see `crate::cohort`); `baseline` says whether
+//! the caption names the participants' characteristics at the start (every
+//! table is read; filter on it). A table that cannot be
 //! interpreted is one row with `measure = 'other'` and a `note` saying why;
 //! a cell no measure fits gives `other` rows with its text.
 //!
@@ -30,8 +32,10 @@ const USAGE: &str = "cohort_tables(src [, 'recursive=true, clean=default, max_by
 pub static COHORT: LazyLock<SchemaRef> = LazyLock::new(|| {
     Arc::new(Schema::new(vec![
         Field::new("document_id", DataType::Utf8, false),
+        Field::new("source", DataType::Utf8, false),
         Field::new("table_id", DataType::Utf8, false),
         Field::new("caption", DataType::Utf8, false),
+        Field::new("baseline", DataType::Boolean, false),
         Field::new("arm", DataType::Utf8, true),
         Field::new("arm_n", DataType::Int64, true),
         Field::new(
@@ -61,10 +65,12 @@ pub fn document_items(d: &Document) -> Vec<Item> {
 }
 
 /// A batch of one document's items.
-pub fn cohort_batch(document_id: &str, items: &[Item]) -> Result<RecordBatch> {
+pub fn cohort_batch(document_id: &str, source: &str, items: &[Item]) -> Result<RecordBatch> {
     let mut doc = StringBuilder::new();
+    let mut src = StringBuilder::new();
     let mut table = StringBuilder::new();
     let mut caption = StringBuilder::new();
+    let mut baseline = datafusion::arrow::array::BooleanBuilder::new();
     let mut arm = StringBuilder::new();
     let mut arm_n = Int64Builder::new();
     let mut ch = ListBuilder::new(StringBuilder::new());
@@ -76,8 +82,10 @@ pub fn cohort_batch(document_id: &str, items: &[Item]) -> Result<RecordBatch> {
     let mut note = StringBuilder::new();
     for it in items {
         doc.append_value(document_id);
+        src.append_value(source);
         table.append_value(&it.table_id);
         caption.append_value(&it.caption);
+        baseline.append_value(crate::cohort::is_baseline(&it.caption));
         arm.append_option(it.arm.as_deref());
         arm_n.append_option(it.arm_n);
         for p in &it.characteristic {
@@ -103,8 +111,10 @@ pub fn cohort_batch(document_id: &str, items: &[Item]) -> Result<RecordBatch> {
         schema,
         vec![
             Arc::new(doc.finish()),
+            Arc::new(src.finish()),
             Arc::new(table.finish()),
             Arc::new(caption.finish()),
+            Arc::new(baseline.finish()),
             Arc::new(arm.finish()),
             Arc::new(arm_n.finish()),
             Arc::new(ch),
@@ -136,9 +146,112 @@ impl TableFunctionImpl for CohortTables {
                 }
                 Ok(vec![cohort_batch(
                     d.document_id.as_deref().unwrap_or_default(),
+                    &d.entry.source,
                     &items,
                 )?])
             }),
         )
     }
+}
+
+/// The items of `cohort_tables` batches back, by document (id, source), in
+/// the order they came.
+pub fn items_from_batches(batches: &[RecordBatch]) -> Vec<((String, String), Vec<Item>)> {
+    use datafusion::arrow::array::{Array, AsArray};
+    use datafusion::arrow::datatypes::{Float64Type, Int64Type};
+    let mut out: Vec<((String, String), Vec<Item>)> = Vec::new();
+    for b in batches {
+        let col = |name: &str| b.column_by_name(name).expect("cohort_tables column");
+        let s = |name: &str| col(name).as_string::<i32>().clone();
+        let (doc, src, table, caption, arm) = (
+            s("document_id"),
+            s("source"),
+            s("table_id"),
+            s("caption"),
+            s("arm"),
+        );
+        let (cat, measure, unit, cell, note) = (
+            s("category"),
+            s("measure"),
+            s("unit"),
+            s("cell_text"),
+            s("note"),
+        );
+        let arm_n = col("arm_n").as_primitive::<Int64Type>().clone();
+        let value = col("value").as_primitive::<Float64Type>().clone();
+        let ch = col("characteristic").as_list::<i32>().clone();
+        let opt = |a: &datafusion::arrow::array::StringArray, i: usize| {
+            (!a.is_null(i)).then(|| a.value(i).to_string())
+        };
+        for i in 0..b.num_rows() {
+            let path: Vec<String> = {
+                let v = ch.value(i);
+                let v = v.as_string::<i32>();
+                (0..v.len()).map(|k| v.value(k).to_string()).collect()
+            };
+            let item = Item {
+                table_id: table.value(i).to_string(),
+                caption: caption.value(i).to_string(),
+                arm: opt(&arm, i),
+                arm_n: (!arm_n.is_null(i)).then(|| arm_n.value(i)),
+                characteristic: path,
+                category: opt(&cat, i),
+                measure: crate::cohort::tokens::Measure::parse(measure.value(i)),
+                value: (!value.is_null(i)).then(|| value.value(i)),
+                unit: opt(&unit, i),
+                cell_text: cell.value(i).to_string(),
+                note: opt(&note, i),
+            };
+            let key = (doc.value(i).to_string(), src.value(i).to_string());
+            match out.last_mut() {
+                Some((k, items)) if *k == key => items.push(item),
+                _ => out.push((key, vec![item])),
+            }
+        }
+    }
+    out
+}
+
+/// Runs `cohort_tables(src)` and writes the knowledge graph of every
+/// document as Turtle; returns (documents, arms, data items, skipped tables).
+pub async fn write_kg(
+    ctx: &datafusion::prelude::SessionContext,
+    src: &str,
+    out: &mut String,
+) -> crate::error::Result<(usize, usize, usize, Vec<String>)> {
+    let sql = format!("SELECT * FROM cohort_tables('{}')", src.replace('\'', "''"));
+    let batches = ctx.sql(&sql).await?.collect().await?;
+    out.push_str(crate::cohort::turtle::PREFIXES);
+    out.push('\n');
+    let docs = items_from_batches(&batches);
+    let (mut arms, mut items, mut skipped) = (0, 0, Vec::new());
+    for ((id, source), its) in &docs {
+        for it in its {
+            if let Some(n) = it
+                .note
+                .as_deref()
+                .filter(|n| n.starts_with("table skipped"))
+            {
+                skipped.push(format!("{source} {}: {}", it.table_id, n));
+            }
+        }
+        // The graph holds the baseline tables (by caption) with their values.
+        let data: Vec<Item> = its
+            .iter()
+            .filter(|i| i.value.is_some() && crate::cohort::is_baseline(&i.caption))
+            .cloned()
+            .collect();
+        items += data.len();
+        let mut seen: Vec<(&str, &str)> = Vec::new();
+        for i in &data {
+            if let Some(a) = i.arm.as_deref() {
+                if !seen.contains(&(i.table_id.as_str(), a)) {
+                    seen.push((i.table_id.as_str(), a));
+                }
+            }
+        }
+        arms += seen.len();
+        crate::cohort::turtle::write_document(out, id, source, &data);
+    }
+    Ok((docs.len(), arms, items, skipped))
 }

@@ -3,6 +3,7 @@
 //! and the sqllogictest files in tests/slt/.
 
 mod cli;
+mod cohort;
 mod common;
 mod corpus;
 mod extract;
