@@ -34,6 +34,8 @@ use std::collections::BTreeMap;
 
 use tokens::{descriptors, fit, measure_only, shape, tokenize, Measure, Shape, Tok};
 
+use unicode_normalization::UnicodeNormalization;
+
 use crate::ingest::{BlockKind, Cell, Document};
 
 /// One data item: one number in a table cell, placed.
@@ -546,6 +548,13 @@ pub fn interpret(t: &TableIn) -> Vec<Item> {
     // A caption laid out inside the table region (a PDF table whose rules
     // enclose its title) is its first row: take it as the caption.
     let mut t = t.clone();
+    // Compatibility forms read as their plain letters: a math-italic "𝑁"
+    // header is "N", "kg/m²" is "kg/m2", "ﬁ" is "fi".
+    for c in &mut t.cells {
+        if !c.text.is_ascii() {
+            c.text = c.text.nfkc().collect();
+        }
+    }
     let first_row: Vec<&Cell> = t.cells.iter().filter(|c| c.row == 0).collect();
     if let [only] = first_row[..] {
         if let Some(label) = table_label(&only.text) {

@@ -905,12 +905,18 @@ fn cells(lines: &[Line]) -> Vec<TCell> {
                 .max(c0);
             // A header centred over the gap between two columns heads both
             // ("Fruit (pieces)" over "Mean (SE)" and "Mean change").
-            if header && c1 == c0 && c0 + 1 < cols.len() {
+            let mut c0 = c0;
+            if header && c1 == c0 {
                 let mid = (l.x0 + l.x1) / 2.0;
-                let gap = (cols[c0].1, cols[c0 + 1].0);
-                let half = (cols[c0 + 1].1 - cols[c0].0) / 2.0;
-                if (mid - (gap.0 + gap.1) / 2.0).abs() < 0.15 * half && l.x1 > cols[c0].1 {
+                let over_gap = |a: usize| {
+                    let gap = (cols[a].1, cols[a + 1].0);
+                    let half = (cols[a + 1].1 - cols[a].0) / 2.0;
+                    (mid - (gap.0 + gap.1) / 2.0).abs() < 0.15 * half
+                };
+                if c0 + 1 < cols.len() && over_gap(c0) && l.x1 > cols[c0].1 {
                     c1 = c0 + 1;
+                } else if c0 > 1 && over_gap(c0 - 1) && l.x0 < cols[c0].0 {
+                    c0 -= 1;
                 }
             }
             // Split the line's words by the column their centre is in: in
