@@ -99,7 +99,11 @@ fn main() {
     for (pmcid, gs) in &gold {
         let mut row = [Score::default(), Score::default()];
         for (k, (dir, ext)) in [("jats", "nxml"), ("pdf", "pdf")].iter().enumerate() {
-            let path = data.join(dir).join(format!("{pmcid}.{ext}"));
+            // DATA/jats/PMCID.nxml and DATA/pdf/PMCID.pdf, or DATA/PMCID.nxml.
+            let mut path = data.join(dir).join(format!("{pmcid}.{ext}"));
+            if !path.exists() && data.join(format!("{pmcid}.{ext}")).exists() {
+                path = data.join(format!("{pmcid}.{ext}"));
+            }
             let pred = match items_of(&path) {
                 Ok(p) => p,
                 Err(e) => {

@@ -706,6 +706,7 @@ pub fn interpret(t: &TableIn) -> Vec<Item> {
     }
     let table_desc: Vec<Vec<Measure>> = descriptors(&t.caption);
     let note_desc: Vec<Vec<Measure>> = t.notes.iter().flat_map(|n| descriptors(n)).collect();
+    let marks = note_marks(&t.notes);
     if let Some(items) = transposed(
         &g,
         &body,
@@ -827,7 +828,9 @@ pub fn interpret(t: &TableIn) -> Vec<Item> {
                         if !is_value(text) {
                             continue;
                         }
-                        let Some((vals, sh)) = shape(&tokenize(text)) else {
+                        // "41% (n = 74)": the size the share is of is its own item.
+                        let (inner_n, rest) = split_stated_n(text);
+                        let Some((vals, sh)) = shape(&tokenize(&rest)) else {
                             continue;
                         };
                         let item = Item {
@@ -838,6 +841,14 @@ pub fn interpret(t: &TableIn) -> Vec<Item> {
                             cell_text: text.to_string(),
                             ..base.clone()
                         };
+                        if let Some(n) = inner_n {
+                            its.push(Item {
+                                measure: Measure::PopulationSize,
+                                value: Some(n as f64),
+                                category: (!clean_path.is_empty()).then(|| strip_annotation(&leaf)),
+                                ..item.clone()
+                            });
+                        }
                         if n_row && vals.len() == 1 {
                             its.push(Item {
                                 characteristic: vec![],
@@ -847,11 +858,17 @@ pub fn interpret(t: &TableIn) -> Vec<Item> {
                             });
                             continue;
                         }
-                        // Measures: row label, column headers, parents, caption, notes.
+                        // Measures: row label, the note its footnote mark points
+                        // to, column headers, parents, caption, notes.
                         let mut sources: Vec<Vec<Vec<Measure>>> = vec![descriptors(&label_text)];
+                        let marked = marked_note(&label_text, &marks).map(|d| {
+                            sources.push(d);
+                            sources.len() - 1
+                        });
                         sources.extend(col_headers[c].iter().rev().map(|h| descriptors(h)));
                         sources.push(descriptors(&col_headers[c].join(" ")));
                         sources.extend(parent_path.iter().rev().map(|p| descriptors(p)));
+                        let weak_from = sources.len();
                         sources.push(table_desc.clone());
                         sources.push(note_desc.clone());
                         let split = match sh {
@@ -867,10 +884,15 @@ pub fn interpret(t: &TableIn) -> Vec<Item> {
                             item,
                             &vals,
                             &sh,
-                            &sources,
-                            a.n,
-                            categorical,
-                            split,
+                            &CellContext {
+                                sources: &sources,
+                                weak_from,
+                                arm_n: a.n,
+                                categorical,
+                                split,
+                                category: leaf.clone(),
+                                marked,
+                            },
                         );
                         if ai == 0 && row_pct.is_none() {
                             if let Some(p) =
@@ -964,7 +986,9 @@ pub fn interpret(t: &TableIn) -> Vec<Item> {
         .filter_map(|a| {
             let n = a.n?;
             if items.iter().any(|it| {
-                it.measure == Measure::PopulationSize && it.arm.as_deref() == Some(&a.name)
+                it.measure == Measure::PopulationSize
+                    && it.characteristic.is_empty()
+                    && it.arm.as_deref() == Some(&a.name)
             }) {
                 return None;
             }
@@ -981,7 +1005,7 @@ pub fn interpret(t: &TableIn) -> Vec<Item> {
     // An "n" row gives the arm its size.
     let sizes: BTreeMap<String, i64> = items
         .iter()
-        .filter(|it| it.measure == Measure::PopulationSize)
+        .filter(|it| it.measure == Measure::PopulationSize && it.characteristic.is_empty())
         .filter_map(|it| Some((it.arm.clone()?, it.value? as i64)))
         .collect();
     for it in &mut items {
@@ -1090,32 +1114,76 @@ fn transposed(
                     cell_text: text.to_string(),
                     ..base.clone()
                 };
-                push_cell_items(&mut items, item, &vals, &sh, &sources, None, false, None);
+                let weak_from = sources.len() - 2;
+                push_cell_items(
+                    &mut items,
+                    item,
+                    &vals,
+                    &sh,
+                    &CellContext {
+                        sources: &sources,
+                        weak_from,
+                        arm_n: None,
+                        categorical: false,
+                        split: None,
+                        category: String::new(),
+                        marked: None,
+                    },
+                );
             }
         }
     }
     (!items.is_empty()).then_some(items)
 }
 
-/// The items of one value cell: the first named measure sequence that fits
-/// its shape, else the shape's default, else one `other` item per number.
-#[allow(clippy::too_many_arguments)]
-fn push_cell_items(
-    items: &mut Vec<Item>,
-    item: Item,
-    vals: &[f64],
-    sh: &Shape,
-    sources: &[Vec<Vec<Measure>>],
+/// What a value cell is read with.
+struct CellContext<'a> {
+    /// Measure sequences named by each source, nearest first.
+    sources: &'a [Vec<Vec<Measure>>],
+    /// Sources from this index on speak for the whole table (caption, notes).
+    weak_from: usize,
+    /// The arm's size.
     arm_n: Option<i64>,
+    /// Whether the row is a category.
     categorical: bool,
+    /// Category names per number ("male/female" over "19/5").
     split: Option<Vec<String>>,
-) {
-    let chosen = sources
+    /// The row's label, whose name a count or percentage is of.
+    category: String,
+    /// The source that is the note the label's footnote mark points to: when
+    /// it is the one read, the mark is not part of the category's name.
+    marked: Option<usize>,
+}
+
+/// The items of one value cell: the first named measure sequence that fits
+/// its shape, else the shape's default, else one `other` item per number. A
+/// table-wide statement ("mean (SD)" in the caption) gives way to a cell
+/// whose second number is exactly the first's share of the arm: n (%).
+fn push_cell_items(items: &mut Vec<Item>, item: Item, vals: &[f64], sh: &Shape, cx: &CellContext) {
+    let found = cx
+        .sources
         .iter()
-        .flat_map(|s| s.iter())
-        .find_map(|ms| fit(ms, sh))
-        .map(|ms| (ms, None))
-        .or_else(|| default_measures(vals, sh, arm_n, categorical));
+        .enumerate()
+        .flat_map(|(k, s)| s.iter().map(move |ms| (k, ms)))
+        .find_map(|(k, ms)| fit(ms, sh).map(|f| (k, f)));
+    let share = |a: f64, b: f64| {
+        cx.arm_n.is_some_and(|n| {
+            n > 0 && a.fract() == 0.0 && a > 0.0 && (a / n as f64 * 100.0 - b).abs() <= 0.15
+        })
+    };
+    let from_mark = found.as_ref().is_some_and(|(k, _)| Some(*k) == cx.marked);
+    let chosen = match (found, sh) {
+        (Some((k, _)), Shape::Paren2(false)) if k >= cx.weak_from && share(vals[0], vals[1]) => {
+            Some((
+                vec![Measure::Count, Measure::Percent],
+                Some(
+                    "read as n (%): the second number is the first's share of the arm".to_string(),
+                ),
+            ))
+        }
+        (Some((_, ms)), _) => Some((ms, None)),
+        (None, _) => default_measures(vals, sh, cx.arm_n, cx.categorical),
+    };
     let Some((ms, why)) = chosen else {
         for v in vals {
             items.push(Item {
@@ -1127,12 +1195,24 @@ fn push_cell_items(
         }
         return;
     };
+    let split = &cx.split;
     for (k, (v, m)) in vals.iter().zip(ms.iter()).enumerate() {
         let category = if let Some(names) = &split {
             Some(names[k].clone())
         } else if matches!(m, Measure::Count | Measure::Percent) && !item.characteristic.is_empty()
         {
-            Some(strip_annotation(item.characteristic.last().unwrap()))
+            let label = if cx.category.is_empty() {
+                item.characteristic.last().unwrap().clone()
+            } else {
+                cx.category.clone()
+            };
+            Some(if from_mark {
+                let mut l = label.trim_end().to_string();
+                l.pop();
+                strip_annotation(&l)
+            } else {
+                strip_annotation(&label)
+            })
         } else {
             None
         };
@@ -1166,6 +1246,65 @@ fn rounding(cell: &str) -> f64 {
         .map(|(_, d)| d.len())
         .unwrap_or(0);
     0.5 * 10f64.powi(-(decimals as i32))
+}
+
+/// Footnotes that start with a mark ("aData are presented as mean (SD)",
+/// "b Number (%)", "* Median (IQR)"), with the measures they name.
+fn note_marks(notes: &[String]) -> Vec<(char, Vec<Vec<Measure>>)> {
+    let mut out = Vec::new();
+    for n in notes {
+        let mut cs = n.trim_start().chars();
+        let (Some(m), Some(next)) = (cs.next(), cs.next()) else {
+            continue;
+        };
+        let letter_mark =
+            m.is_ascii_lowercase() && (next.is_uppercase() || next == ' ' || next == ':');
+        let symbol_mark = "*†‡§¶#".contains(m);
+        if !(letter_mark || symbol_mark) {
+            continue;
+        }
+        let d = descriptors(n);
+        if !d.is_empty() && !out.iter().any(|(c, _)| *c == m) {
+            out.push((m, d));
+        }
+    }
+    out
+}
+
+/// The mark a row label ends with, when a footnote starts with it:
+/// "Age at trial entry, yearsa" → 'a'.
+fn label_mark(label: &str, marks: &[(char, Vec<Vec<Measure>>)]) -> Option<char> {
+    let t = label.trim_end();
+    let last = t.chars().last()?;
+    if !marks.iter().any(|(c, _)| *c == last) {
+        return None;
+    }
+    if last.is_ascii_lowercase() {
+        // A letter mark is glued to a word, or follows a bracket or a digit.
+        let before = t.chars().rev().nth(1)?;
+        (before.is_alphanumeric() || before == ')').then_some(last)
+    } else {
+        Some(last)
+    }
+}
+
+/// The measures of the footnote a row label's mark points to.
+fn marked_note(label: &str, marks: &[(char, Vec<Vec<Measure>>)]) -> Option<Vec<Vec<Measure>>> {
+    let m = label_mark(label, marks)?;
+    marks.iter().find(|(c, _)| *c == m).map(|(_, d)| d.clone())
+}
+
+/// A value cell with a size inside it ("41% (n = 74)"): the size, and the
+/// text without it.
+fn split_stated_n(text: &str) -> (Option<i64>, String) {
+    let Some(n) = stated_n(text) else {
+        return (None, text.to_string());
+    };
+    let rest = arm_name(text);
+    if rest.is_empty() {
+        return (None, text.to_string());
+    }
+    (Some(n), rest)
 }
 
 /// "n", "N", "No. of patients", "Number of participants", "Participants, n".
@@ -1205,6 +1344,10 @@ fn looks_categorical(l: &str) -> bool {
 /// A category's name: a label without its ", n (%)" or "(%)" annotation.
 pub fn strip_annotation(l: &str) -> String {
     let mut s = l.trim().to_string();
+    // "% women", "% in ARA functional class:".
+    if let Some(rest) = s.strip_prefix('%') {
+        s = rest.trim_start().to_string();
+    }
     for suf in [
         ", n (%)",
         " n (%)",
@@ -1435,6 +1578,67 @@ mod tests {
             .unwrap();
         assert_eq!(age.unit.as_deref(), Some("years"));
         assert_eq!(age.arm_n, Some(50));
+    }
+
+    #[test]
+    fn footnote_marks_shares_of_the_arm_and_sizes_inside_cells() {
+        let cells = vec![
+            cell(0, 1, "Iodine (n = 29)"),
+            cell(0, 2, "Placebo (n = 30)"),
+            cell(1, 0, "Age, yearsa"),
+            cell(1, 1, "29.1 (5.7)"),
+            cell(1, 2, "29.8 (5.1)"),
+            cell(2, 0, "Primiparousb"),
+            cell(2, 1, "13 (44.8)"),
+            cell(2, 2, "13 (43.3)"),
+            cell(3, 0, "Smoker"),
+            cell(3, 1, "8 (27.6)"),
+            cell(3, 2, "41% (n = 12)"),
+        ];
+        let items = interpret(&TableIn {
+            table_id: "Table 1".into(),
+            caption: "Baseline characteristics, mean (SD)".into(),
+            notes: vec![
+                "aData are presented as mean (standard deviation)".into(),
+                "bData are presented as number (percentage)".into(),
+            ],
+            cells,
+            layout: false,
+        });
+        let get = |arm: &str, path: &str, m: Measure| {
+            items
+                .iter()
+                .find(|i| {
+                    i.arm.as_deref() == Some(arm) && i.characteristic == [path] && i.measure == m
+                })
+                .map(|i| (i.value, i.category.clone()))
+        };
+        assert_eq!(
+            get("Iodine", "Age, yearsa", Measure::Sd),
+            Some((Some(5.7), None))
+        );
+        // The mark points to "number (percentage)": the category loses it.
+        assert_eq!(
+            get("Iodine", "Primiparousb", Measure::Percent),
+            Some((Some(44.8), Some("Primiparous".into())))
+        );
+        // The caption says mean (SD), but 8 is 27.6% of 29: n (%).
+        assert_eq!(
+            get("Iodine", "Smoker", Measure::Count),
+            Some((Some(8.0), Some("Smoker".into())))
+        );
+        assert_eq!(
+            get("Placebo", "Smoker", Measure::Percent).map(|x| x.0),
+            Some(Some(41.0))
+        );
+        assert_eq!(
+            get("Placebo", "Smoker", Measure::PopulationSize).map(|x| x.0),
+            Some(Some(12.0))
+        );
+        // The arms' own sizes are still there.
+        assert!(items.iter().any(|i| i.arm.as_deref() == Some("Placebo")
+            && i.characteristic.is_empty()
+            && i.value == Some(30.0)));
     }
 
     #[test]
