@@ -62,6 +62,18 @@ fn items_of(path: &Path) -> Result<Vec<Item>, String> {
     Ok(tables_of(&d).iter().flat_map(interpret).collect())
 }
 
+/// One side's four metrics and its extra items.
+fn f(s: &Score) -> String {
+    format!(
+        "{:>6.1}% {:>6.1}% {:>6.1}% {:>6.1}% {:>6}",
+        Score::pct(s.parsed, s.gold),
+        Score::pct(s.measure, s.gold),
+        Score::pct(s.grouped, s.gold),
+        Score::pct(s.overall, s.gold),
+        s.extra
+    )
+}
+
 fn main() {
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
     let gold_dir = std::env::var("QUARRY_COHORT_GOLD")
@@ -115,16 +127,6 @@ fn main() {
             tot[k].add(&row[k]);
             per_paper[k].push(Score::pct(row[k].overall, row[k].gold));
         }
-        let f = |s: &Score| {
-            format!(
-                "{:>6.1}% {:>6.1}% {:>6.1}% {:>6.1}% {:>6}",
-                Score::pct(s.parsed, s.gold),
-                Score::pct(s.measure, s.gold),
-                Score::pct(s.grouped, s.gold),
-                Score::pct(s.overall, s.gold),
-                s.extra
-            )
-        };
         println!(
             "{:<12} {:>5} | {} | {}",
             pmcid,
@@ -133,16 +135,6 @@ fn main() {
             f(&row[1])
         );
     }
-    let f = |s: &Score| {
-        format!(
-            "{:>6.1}% {:>6.1}% {:>6.1}% {:>6.1}% {:>6}",
-            Score::pct(s.parsed, s.gold),
-            Score::pct(s.measure, s.gold),
-            Score::pct(s.grouped, s.gold),
-            Score::pct(s.overall, s.gold),
-            s.extra
-        )
-    };
     println!(
         "{:<12} {:>5} | {} | {}",
         "all items",

@@ -1485,6 +1485,16 @@ fn default_measures(
 mod tests {
     use super::*;
 
+    fn table(caption: &str, notes: &[&str], cells: Vec<Cell>) -> Vec<Item> {
+        interpret(&TableIn {
+            table_id: "Table 1".into(),
+            caption: caption.into(),
+            notes: notes.iter().map(|n| n.to_string()).collect(),
+            cells,
+            layout: false,
+        })
+    }
+
     fn cell(row: u32, col: u32, text: &str) -> Cell {
         Cell {
             row,
@@ -1542,13 +1552,7 @@ mod tests {
             cell(6, 1, "6.1 [5.4–7.0]"),
             cell(6, 2, "6.3 [5.5–7.2]"),
         ];
-        let items = interpret(&TableIn {
-            table_id: "Table 1".into(),
-            caption: "Baseline characteristics".into(),
-            notes: vec![],
-            cells,
-            layout: false,
-        });
+        let items = table("Baseline characteristics", &[], cells);
         let find = |arm: &str, path: &[&str], m: Measure| {
             items
                 .iter()
@@ -1595,16 +1599,14 @@ mod tests {
             cell(3, 1, "8 (27.6)"),
             cell(3, 2, "41% (n = 12)"),
         ];
-        let items = interpret(&TableIn {
-            table_id: "Table 1".into(),
-            caption: "Baseline characteristics, mean (SD)".into(),
-            notes: vec![
-                "aData are presented as mean (standard deviation)".into(),
-                "bData are presented as number (percentage)".into(),
+        let items = table(
+            "Baseline characteristics, mean (SD)",
+            &[
+                "aData are presented as mean (standard deviation)",
+                "bData are presented as number (percentage)",
             ],
             cells,
-            layout: false,
-        });
+        );
         let get = |arm: &str, path: &str, m: Measure| {
             items
                 .iter()
