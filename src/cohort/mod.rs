@@ -741,7 +741,13 @@ pub fn interpret(t: &TableIn) -> Vec<Item> {
                 })
             })
         });
-        if parts.is_empty() && !has_values {
+        // A row with no value whose label says nothing (".", "NS", "—")
+        // is not a heading.
+        let says_something = parts.iter().any(|(_, p)| {
+            p.split(|c: char| !c.is_alphanumeric())
+                .any(|w| !w.is_empty() && !w.eq_ignore_ascii_case("ns"))
+        });
+        if !has_values && !says_something {
             continue;
         }
         rows.push(Row {

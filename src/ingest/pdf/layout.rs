@@ -712,13 +712,23 @@ pub fn tables(lines: Vec<Line>, rules: &[Rule], page_width: f32) -> (Vec<LBlock>
         // A label row inside the table: one or two short text cells starting
         // at (or indented a little from) the table's first column, with no
         // number ("Gender, n (%)", "Dietary intake", "BMI (SD), kg/m2").
-        let label_row = |k: usize, x: f32| {
+        // The run's second column starts where its rows' second cells do;
+        // a label sits left of it (a centred first column moves short
+        // labels right, so an offset from the left edge says little).
+        let second = |a: usize, b: usize| {
+            rows[a..=b]
+                .iter()
+                .filter(|r| r.len() >= 2)
+                .map(|r| lines[r[1]].x0)
+                .fold(f32::MAX, f32::min)
+        };
+        let label_row = |k: usize, x: f32, x2: f32| {
             let r = &rows[k];
             r.len() <= 2
                 && r.iter()
                     .all(|&m| lines[m].x1 - lines[m].x0 < 0.5 * page_width)
                 && lines[r[0]].x0 >= x - 2.0
-                && lines[r[0]].x0 <= x + 40.0
+                && (lines[r[0]].x0 <= x + 40.0 || lines[r[0]].x1 < x2)
                 && !is_numeric_cell(&lines[r[0]].text())
         };
         loop {
@@ -728,8 +738,9 @@ pub fn tables(lines: Vec<Line>, rules: &[Rule], page_width: f32) -> (Vec<LBlock>
             }
             // Up to two label rows between tabular rows belong to the run.
             let x = left(i, j);
+            let x2 = second(i, j);
             let mut k = j + 1;
-            while k < rows.len() && k <= j + 2 && label_row(k, x) && near(k - 1, k) {
+            while k < rows.len() && k <= j + 2 && label_row(k, x, x2) && near(k - 1, k) {
                 k += 1;
             }
             if k > j + 1 && k < rows.len() && tabular(&rows[k]) && near(k - 1, k) {
