@@ -864,16 +864,18 @@ pub fn interpret(t: &TableIn) -> Vec<Item> {
                             });
                             continue;
                         }
-                        // Measures: row label, the note its footnote mark points
-                        // to, column headers, parents, caption, notes.
+                        // Measures: row label, column headers, parents, the note
+                        // the label's footnote mark points to, caption, notes.
+                        // (A mark glued to a word, "Primiparousb", can be the
+                        // word's own last letter: the parents speak first.)
                         let mut sources: Vec<Vec<Vec<Measure>>> = vec![descriptors(&label_text)];
+                        sources.extend(col_headers[c].iter().rev().map(|h| descriptors(h)));
+                        sources.push(descriptors(&col_headers[c].join(" ")));
+                        sources.extend(parent_path.iter().rev().map(|p| descriptors(p)));
                         let marked = marked_note(&label_text, &marks).map(|d| {
                             sources.push(d);
                             sources.len() - 1
                         });
-                        sources.extend(col_headers[c].iter().rev().map(|h| descriptors(h)));
-                        sources.push(descriptors(&col_headers[c].join(" ")));
-                        sources.extend(parent_path.iter().rev().map(|p| descriptors(p)));
                         let weak_from = sources.len();
                         sources.push(table_desc.clone());
                         sources.push(note_desc.clone());
@@ -1374,15 +1376,34 @@ pub fn strip_annotation(l: &str) -> String {
             break;
         }
     }
+    // A trailing bracket that only names measures: "Female sex (no. ; %)".
+    let t = s.trim_end().to_string();
+    if let Some(close) = t.chars().last().filter(|c| *c == ')' || *c == ']') {
+        let open = if close == ')' { '(' } else { '[' };
+        if let Some(k) = t.rfind(open) {
+            if k > 0 && measure_only(&t[k + 1..t.len() - 1]) {
+                s = t[..k].trim_end().to_string();
+            }
+        }
+    }
     s.trim_end_matches([',', ';', ':']).trim().to_string()
 }
 
-/// "Gender, male/female" → ["male", "female"]; "Female/male" → ["Female", "male"].
+/// "Gender, male/female" → ["male", "female"]; "Female/male" → ["Female",
+/// "male"]; "Women:Men" → ["Women", "Men"].
 fn split_label(l: &str, k: usize) -> Option<Vec<String>> {
-    let tail = l.rsplit([',', ':']).next().unwrap_or(l);
-    let tail = strip_annotation(tail);
-    let parts: Vec<String> = tail.split('/').map(|p| p.trim().to_string()).collect();
-    (parts.len() == k && parts.iter().all(|p| !p.is_empty())).then_some(parts)
+    let l = strip_annotation(l);
+    for sep in ['/', ':'] {
+        let tail = l
+            .rsplit([',', if sep == '/' { ':' } else { ',' }])
+            .next()
+            .unwrap_or(&l);
+        let parts: Vec<String> = tail.split(sep).map(|p| p.trim().to_string()).collect();
+        if parts.len() == k && parts.iter().all(|p| !p.is_empty()) {
+            return Some(parts);
+        }
+    }
+    None
 }
 
 /// The unit the row labels name: the last bracketed part or trailing ", x"

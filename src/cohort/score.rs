@@ -35,7 +35,9 @@ pub struct Gold {
 }
 
 fn norm_words(s: &str) -> Vec<String> {
-    let lower = s.to_lowercase();
+    use unicode_normalization::UnicodeNormalization;
+    // Compatibility forms compare as their plain letters ("µg" and "μg").
+    let lower = s.nfkc().collect::<String>().to_lowercase();
     let words: Vec<String> = lower
         .split(|c: char| !c.is_alphanumeric())
         .filter(|w| !w.is_empty())

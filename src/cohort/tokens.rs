@@ -329,6 +329,13 @@ pub fn fit(ms: &[Measure], s: &Shape) -> Option<Vec<Measure>> {
     if let (Shape::Slash(k), [m @ (Measure::Count | Measure::Percent)]) = (s, ms) {
         return Some(vec![*m; *k]);
     }
+    // "mean percent", "mean score (range 0–105)" over one number: the
+    // central measure it names first.
+    if let (Shape::Single, [c, ..]) = (s, ms) {
+        if c.central() {
+            return Some(vec![*c]);
+        }
+    }
     if let (Shape::Percent, [Measure::Count, Measure::Percent]) = (s, ms) {
         return Some(vec![Measure::Percent]);
     }
