@@ -323,6 +323,22 @@ pub fn fits(ms: &[Measure], s: &Shape) -> bool {
 /// Expands a descriptor's measure sequence to fit a shape, when it can:
 /// a single measure over `a/b` applies to each number.
 pub fn fit(ms: &[Measure], s: &Shape) -> Option<Vec<Measure>> {
+    if let Some(f) = fit_whole(ms, s) {
+        return Some(f);
+    }
+    // "mean ± standard deviation and median (minimum – maximum)" names two
+    // sequences in one clause: a run of it that fits the cell is the one.
+    for len in (2..ms.len()).rev() {
+        for w in ms.windows(len) {
+            if fits(w, s) {
+                return Some(w.to_vec());
+            }
+        }
+    }
+    None
+}
+
+fn fit_whole(ms: &[Measure], s: &Shape) -> Option<Vec<Measure>> {
     if fits(ms, s) {
         return Some(ms.to_vec());
     }
@@ -372,7 +388,13 @@ pub fn fit(ms: &[Measure], s: &Shape) -> Option<Vec<Measure>> {
 /// The measure sequences a text names, one per clause ("mean ± SD; in
 /// medication variables: median (25th–75th percentiles)" names two).
 pub fn descriptors(text: &str) -> Vec<Vec<Measure>> {
-    let lower = text.to_lowercase().replace('\u{2013}', "-");
+    let mut lower = text
+        .to_lowercase()
+        .replace(['\u{2013}', '\u{2014}', '\u{2212}'], "-");
+    // "minimum – maximum", "25th - 75th": a spaced dash reads as a dash.
+    while lower.contains(" -") || lower.contains("- ") {
+        lower = lower.replace(" -", "-").replace("- ", "-");
+    }
     let mut out: Vec<Vec<Measure>> = Vec::new();
     for clause in split_clauses(&lower) {
         let ms = clause_measures(&clause);
