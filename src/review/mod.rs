@@ -363,11 +363,105 @@ pub fn render_extract(src: &str, p: &Protocol, output: ExtractOutput, scope: Sco
         .replace("{{protocol_hash}}", &p.short_hash())
         .replace("{{output}}", output)
         .replace("{{order}}", order);
+    let text = if p.repair {
+        with_repair(&text, &schema, &llm, &extraction_prompt(p))
+    } else {
+        text
+    };
     if p.resolve == "model" {
         text
     } else {
         drop_stage(&text, "verdicts")
     }
+}
+
+/// What a repair request adds after the original request.
+const REPAIR_NOTE: &str =
+    "\n\nYour reply to this request could not be read as asked. Your reply was:\n\"\"\"\n";
+
+/// `repair = true`: the replies become a stage of their own, a reply with
+/// errors (one the model runtime refused as malformed, or one `parse_reply`
+/// finds an error in) goes back once with the original request, the reply
+/// and its problems (stage `repair` of the trace), and the second reply
+/// stands only when it reads with no error; otherwise the first does, with
+/// its problems and its failure.
+/// The original requests are the same text as without repair, so their
+/// cache entries and recordings still answer them.
+fn with_repair(text: &str, schema: &str, llm: &str, prompt: &str) -> String {
+    let (Some(a), Some(b), Some(c), Some(cells)) = (
+        text.find("asked AS (\n"),
+        text.find("\n),\nparsed AS (\n"),
+        text.find("  FROM asked\n),\n"),
+        text.find("-- @stage cells"),
+    ) else {
+        return text.to_string();
+    };
+    let asked = &text[a + "asked AS (\n".len()..b];
+    let (schema, llm, prompt) = (sql_text(schema), sql_text(llm), sql_text(prompt));
+    let stages = format!(
+        "-- @stage replies
+-- repair = true: every chunk's reply, read once.
+WITH asked AS (
+{asked}
+)
+SELECT document_id, chunk_id, text, char_start, page_start, section,
+       r['ok'] AS ok, r['error'] AS call_error, r['text'] AS reply,
+       parse_reply(r['text'], '{schema}') AS p
+FROM asked;
+
+-- @stage repairs
+-- A reply with errors goes back once: the request, the reply, its problems.
+WITH
+problems AS (
+  SELECT document_id, chunk_id, unnest(p['problems']) AS pr FROM replies WHERE reply IS NOT NULL
+),
+to_repair AS (
+  SELECT f.document_id, f.chunk_id, max(f.text) AS text, max(f.reply) AS reply,
+         string_agg('- ' || q.pr['where'] || ': ' || q.pr['problem'], chr(10)) AS listing
+  FROM problems q JOIN replies f ON f.document_id = q.document_id AND f.chunk_id = q.chunk_id
+  WHERE q.pr['severity'] = 'error'
+  GROUP BY f.document_id, f.chunk_id
+),
+repaired AS (
+  SELECT document_id, chunk_id,
+         llm_json_detail('{prompt}' || text || '
+\"\"\"' || '{note}' || reply || '
+\"\"\"
+Its problems:
+' || listing || '
+Reply again with the one JSON object asked for, reading the excerpt as before.', '{schema}',
+                         'stage=repair, resume=true, document=' || document_id
+                         || ', label=chunk ' || CAST(chunk_id AS VARCHAR) || '{llm}') AS r
+  FROM to_repair
+)
+SELECT document_id, chunk_id, r['ok'] AS ok, parse_reply(r['text'], '{schema}') AS p
+FROM repaired;
+
+",
+        note = sql_text(REPAIR_NOTE),
+    );
+    let parsed = "still_wrong AS (
+  SELECT DISTINCT document_id, chunk_id
+  FROM (SELECT document_id, chunk_id, unnest(p['problems']) AS pr FROM repairs WHERE ok) x
+  WHERE pr['severity'] = 'error'
+),
+parsed AS (
+  SELECT f.document_id, f.chunk_id, f.text, f.char_start, f.page_start, f.section,
+         CASE WHEN x.ok AND w.chunk_id IS NULL THEN true ELSE f.ok END AS ok,
+         CASE WHEN x.ok AND w.chunk_id IS NULL THEN NULL ELSE f.call_error END AS call_error,
+         CASE WHEN x.ok AND w.chunk_id IS NULL THEN x.p ELSE f.p END AS p
+  FROM replies f
+  LEFT JOIN repairs x ON x.document_id = f.document_id AND x.chunk_id = f.chunk_id
+  LEFT JOIN still_wrong w ON w.document_id = f.document_id AND w.chunk_id = f.chunk_id
+),
+";
+    let mut out = String::new();
+    out.push_str(&text[..cells]);
+    out.push_str(&stages);
+    out.push_str(&text[cells..a]);
+    out.push_str(parsed);
+    out.push_str(&text[c + "  FROM asked\n),\n".len()..]);
+    out
 }
 
 /// The text without one `-- @stage NAME` section.

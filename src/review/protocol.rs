@@ -64,6 +64,11 @@ pub struct Protocol {
     pub require_quote: bool,
     /// `continue` or `stop`.
     pub on_error: String,
+    /// One repair round: a reply that cannot be read as asked goes back to
+    /// the model once with its problems (off by default; left out of the
+    /// hash when off, so protocols written before it keep their hash).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub repair: bool,
     /// Tokens of each document's start sent for screening.
     pub screen_tokens: u64,
     /// The model, when the protocol fixes one.
@@ -213,7 +218,11 @@ impl Protocol {
             }
         }
         let ex = &v["extract"];
-        p.keys(ex, "extract", &["resolve", "require_quote", "on_error"]);
+        p.keys(
+            ex,
+            "extract",
+            &["resolve", "require_quote", "on_error", "repair"],
+        );
         let resolve = p
             .string(ex, "resolve", false)
             .unwrap_or_else(|| "first".into());
@@ -229,6 +238,14 @@ impl Protocol {
                 p.add(format!(
                     "extract.require_quote must be true or false, got {other}"
                 ));
+                false
+            }
+        };
+        let repair = match &ex["repair"] {
+            Value::Null => false,
+            Value::Bool(b) => *b,
+            other => {
+                p.add(format!("extract.repair must be true or false, got {other}"));
                 false
             }
         };
@@ -289,6 +306,7 @@ impl Protocol {
             resolve,
             require_quote,
             on_error,
+            repair,
             screen_tokens,
             model,
             max_output,

@@ -942,3 +942,80 @@ fn corpus_with(dir: &Path, files: &[(&str, &str)]) -> std::path::PathBuf {
     }
     corpus
 }
+
+/// `[extract] repair = true`: a reply that cannot be read as asked (a key
+/// missing) goes back once with its problems; the second reply stands when
+/// it reads cleanly. Off (the default), the first reply stands, one request.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_repair_round_sends_a_bad_reply_back_once_when_asked_to() {
+    let text = "We ran a randomised controlled trial. We enrolled 120 participants.\n";
+    let bad = r#"{"design":"randomised controlled trial","design__quote":"We ran a randomised controlled trial."}"#;
+    let good = r#"{"design":"randomised controlled trial","n":120,
+        "design__quote":"We ran a randomised controlled trial.","n__quote":"We enrolled 120 participants."}"#;
+    for repair in [false, true] {
+        let srv = TestServer::start(
+            vec![rule(
+                "We ran a randomised",
+                vec![Action::Reply(bad.into()), Action::Reply(good.into())],
+            )],
+            Duration::ZERO,
+        )
+        .await
+        .unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let corpus = corpus_with(dir.path(), &[("trial.txt", text)]);
+        let proto = dir.path().join("protocol.toml");
+        let extra = if repair {
+            "[extract]\nrepair = true\n"
+        } else {
+            ""
+        };
+        std::fs::write(&proto, format!("{PROTOCOL}{extra}")).unwrap();
+        let ctx = session(&srv.base_url(), dir.path());
+        let (c, p) = (corpus.display(), proto.display());
+        let t = table(
+            &ctx,
+            &format!("SELECT design, n, n_filled, n_unverified, status FROM extract('{c}', '{p}')"),
+        )
+        .await;
+        let seen = srv.requests();
+        if repair {
+            assert!(
+                t.contains(
+                    "| randomised controlled trial | 120 | 2        | 0            | ok     |"
+                ),
+                "{t}"
+            );
+            assert_eq!(seen.len(), 2, "one request and one repair");
+            let second = seen[1].body.to_string();
+            assert!(second.contains("could not be read as asked"), "{second}");
+            assert!(
+                second.contains("n__quote") && second.contains("missing"),
+                "the problems go back: {second}"
+            );
+            let stages = table(
+                &ctx,
+                "SELECT stage, count(*) AS n FROM calls GROUP BY stage ORDER BY stage",
+            )
+            .await;
+            assert!(
+                stages.contains("| extract | 1 |") && stages.contains("| repair  | 1 |"),
+                "{stages}"
+            );
+        } else {
+            // The reply lacks a required key: the call failed, nothing is
+            // taken from it.
+            assert!(t.contains("| 0        | 0            | failed |"), "{t}");
+            assert_eq!(seen.len(), 1, "no repair when it is off");
+        }
+        // Run again: everything from the cache, nothing sent.
+        let before = srv.count();
+        let again = table(
+            &ctx,
+            &format!("SELECT design, n, n_filled, n_unverified, status FROM extract('{c}', '{p}')"),
+        )
+        .await;
+        assert_eq!(again, t);
+        assert_eq!(srv.count(), before, "a second run sends nothing");
+    }
+}
