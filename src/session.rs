@@ -108,6 +108,10 @@ pub fn session(settings: &Settings) -> Result<SessionContext> {
         }),
     );
     ctx.register_udtf("models", Arc::new(ModelsFn { runtime }));
+    ctx.register_udtf(
+        "reply_problems",
+        Arc::new(crate::functions::model_tables::ReplyProblemsFn),
+    );
     for (name, kind) in [
         ("extract", ExtractKind::Extract),
         ("evidence", ExtractKind::Evidence),

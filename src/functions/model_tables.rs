@@ -137,3 +137,41 @@ impl TableFunctionImpl for ModelsFn {
         )?))
     }
 }
+
+/// The SQL of `reply_problems()`: every traced reply read again with
+/// `parse_reply` against the schema its request carried.
+pub const REPLY_PROBLEMS_SQL: &str =
+    "SELECT run_id, call_id, attempt, stage, document_id, label, ok,
+       p['where'] AS place, p['problem'] AS problem, p['severity'] AS severity
+FROM (SELECT run_id, call_id, attempt, stage, document_id, label, ok,
+             unnest(parse_reply(reply, json_field(request, 'schema'))['problems']) AS p
+      FROM calls
+      WHERE reply IS NOT NULL AND json_field(request, 'schema') IS NOT NULL) x
+ORDER BY run_id, call_id, attempt";
+
+/// `reply_problems()`: one row per problem found in a traced structured
+/// reply (unparseable at line N, a block not closed, a key missing or
+/// unknown, a wrong type), with the call it belongs to: the problems are kept
+/// with the call, derived from the reply and request the trace holds, so
+/// they are the same whenever they are asked for.
+#[derive(Debug, Default)]
+pub struct ReplyProblemsFn;
+
+impl TableFunctionImpl for ReplyProblemsFn {
+    fn call_with_args(&self, args: TableFunctionArgs) -> Result<Arc<dyn TableProvider>> {
+        if !args.exprs().is_empty() {
+            return plan_err!("reply_problems() takes no arguments");
+        }
+        let Some(state) = args
+            .session()
+            .as_any()
+            .downcast_ref::<datafusion::execution::SessionState>()
+        else {
+            return plan_err!("reply_problems(): needs a quarry session");
+        };
+        crate::functions::staged::staged_table(
+            state,
+            crate::review::split_stages(REPLY_PROBLEMS_SQL),
+        )
+    }
+}

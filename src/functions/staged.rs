@@ -37,8 +37,8 @@ pub struct Stages {
     pub output: String,
 }
 
-/// A session like `base` with an empty catalog of its own (the functions
-/// stay), so stage tables never touch the user's catalog.
+/// A session like `base` with a catalog of its own holding only `calls` (the
+/// functions stay), so stage tables never touch the user's catalog.
 fn private_state(base: &SessionState) -> Result<(SessionState, Arc<MemorySchemaProvider>)> {
     let opts = base.config_options();
     let (cat, sch) = (
@@ -46,6 +46,16 @@ fn private_state(base: &SessionState) -> Result<(SessionState, Arc<MemorySchemaP
         opts.catalog.default_schema.clone(),
     );
     let schema = Arc::new(MemorySchemaProvider::new());
+    // The trace stays readable from a stage (`reply_problems()` reads it).
+    if let Some(s) = base
+        .catalog_list()
+        .catalog(&cat)
+        .and_then(|c| c.schema(&sch))
+    {
+        if let Ok(Some(t)) = futures::executor::block_on(s.table("calls")) {
+            schema.register_table("calls".into(), t)?;
+        }
+    }
     let catalog = Arc::new(MemoryCatalogProvider::new());
     catalog.register_schema(&sch, schema.clone())?;
     let list = Arc::new(MemoryCatalogProviderList::new());

@@ -1002,11 +1002,35 @@ async fn the_repair_round_sends_a_bad_reply_back_once_when_asked_to() {
                 stages.contains("| extract | 1 |") && stages.contains("| repair  | 1 |"),
                 "{stages}"
             );
+            // The first reply's problems stay on record; the repair has none.
+            let probs = table(
+                &ctx,
+                "SELECT stage, count(*) AS n FROM reply_problems() GROUP BY stage",
+            )
+            .await;
+            assert!(
+                probs.contains("| extract | 2 |") && !probs.contains("repair"),
+                "{probs}"
+            );
         } else {
             // The reply lacks a required key: the call failed, nothing is
             // taken from it.
             assert!(t.contains("| 0        | 0            | failed |"), "{t}");
             assert_eq!(seen.len(), 1, "no repair when it is off");
+            // The reply's problems are kept with its call.
+            let probs = table(
+                &ctx,
+                "SELECT stage, place, severity FROM reply_problems() ORDER BY place",
+            )
+            .await;
+            assert!(
+                probs.contains("| extract | key n        | error    |"),
+                "{probs}"
+            );
+            assert!(
+                probs.contains("| extract | key n__quote | error    |"),
+                "{probs}"
+            );
         }
         // Run again: everything from the cache, nothing sent.
         let before = srv.count();
