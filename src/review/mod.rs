@@ -173,7 +173,7 @@ pub fn screening_prompt(p: &Protocol) -> String {
 
 /// `sql/screen.sql` rendered for `src` and `p`.
 pub fn render_screen(src: &str, p: &Protocol) -> String {
-    SCREEN_SQL
+    let text = SCREEN_SQL
         .replace("{{src}}", &sql_text(src))
         .replace("{{ingest}}", &sql_text(&p.ingest))
         .replace(
@@ -183,7 +183,18 @@ pub fn render_screen(src: &str, p: &Protocol) -> String {
         .replace("{{schema}}", &sql_text(&screening_schema().to_string()))
         .replace("{{llm_options}}", &sql_text(&llm_options(p)))
         .replace("{{max_chars}}", &(p.screen_tokens * 4).to_string())
-        .replace("{{protocol_hash}}", &p.short_hash())
+        .replace("{{protocol_hash}}", &p.short_hash());
+    if p.screen_repair {
+        screen_with_repair(
+            &text,
+            &screening_schema().to_string(),
+            &llm_options(p),
+            &screening_prompt(p),
+            p.screen_tokens * 4,
+        )
+    } else {
+        text
+    }
 }
 
 /// `on_error = "stop"`: a stage whose first row, if any, stops the run with
@@ -261,15 +272,28 @@ pub fn render_extract(src: &str, p: &Protocol, output: ExtractOutput, scope: Sco
     );
     let included =
         "WHERE document_id IN (SELECT document_id FROM screened WHERE decision = 'include')";
+    // The screening's own stages (its repair round) go before it; its
+    // output becomes the stage `screened`.
+    let screen_stages = {
+        let t = render_screen(src, p);
+        match (t.find("-- @stage "), t.find("-- @output\n")) {
+            (Some(a), Some(b)) => (
+                t[a..b].to_string(),
+                t[b + "-- @output\n".len()..].to_string(),
+            ),
+            _ => (String::new(), t),
+        }
+    };
     // The chunks to read are a stage of their own when screening filters
     // them: a filter after a model call does not stop the call.
     let (screened_stage, only_included, chunk_source) = match scope {
         Scope::All => (String::new(), String::new(), chunks),
         Scope::Included => (
             format!(
-                "-- @stage screened\n-- The screening, first: only what it includes is extracted.\n{};\n\n\
+                "{}-- @stage screened\n-- The screening, first: only what it includes is extracted.\n{};\n\n\
                  -- @stage todo\n-- The chunks of the included documents.\nSELECT * FROM {chunks}\n{included};\n\n",
-                render_screen(src, p).trim().trim_end_matches(';')
+                screen_stages.0,
+                screen_stages.1.trim().trim_end_matches(';')
             ),
             included.to_string(),
             "todo".to_string(),
@@ -379,14 +403,125 @@ pub fn render_extract(src: &str, p: &Protocol, output: ExtractOutput, scope: Sco
 const REPAIR_NOTE: &str =
     "\n\nYour reply to this request could not be read as asked. Your reply was:\n\"\"\"\n";
 
-/// `repair = true`: the replies become a stage of their own, a reply with
-/// errors (one the model runtime refused as malformed, or one `parse_reply`
-/// finds an error in) goes back once with the original request, the reply
-/// and its problems (stage `repair` of the trace), and the second reply
-/// stands only when it reads with no error; otherwise the first does, with
-/// its problems and its failure.
-/// The original requests are the same text as without repair, so their
-/// cache entries and recordings still answer them.
+/// The repair round as SQL, for a stage `replies` of the replies read once
+/// (keyed by `keys`, with `reply` and its reading `p`): a stage `repairs`
+/// that sends each reply with errors (one the runtime refused as malformed,
+/// or one `parse_reply` finds an error in) back once with the original
+/// request (`request`, an SQL expression over the replies' columns), the
+/// reply and its problems (stage `repair` of the trace); and the CTEs that
+/// merge them, ending in `name`: the second reply stands only when it reads
+/// with no error, otherwise the first does, with its problems and failure.
+struct Repair<'a> {
+    name: &'a str,
+    replies: &'a str,
+    keys: &'a [&'a str],
+    carry: &'a [&'a str],
+    request: String,
+    label: &'a str,
+    schema: String,
+    llm: String,
+}
+
+impl Repair<'_> {
+    fn stage(&self) -> String {
+        let on = |a: &str, b: &str| {
+            self.keys
+                .iter()
+                .map(|k| format!("{a}.{k} = {b}.{k}"))
+                .collect::<Vec<_>>()
+                .join(" AND ")
+        };
+        let keys = self.keys.join(", ");
+        let fkeys = self
+            .keys
+            .iter()
+            .map(|k| format!("f.{k}"))
+            .collect::<Vec<_>>()
+            .join(", ");
+        format!(
+            "-- @stage {name}
+-- A reply with errors goes back once: the request, the reply, its problems.
+WITH
+problems AS (
+  SELECT {keys}, unnest(p['problems']) AS pr FROM {replies} WHERE reply IS NOT NULL
+),
+to_repair AS (
+  SELECT {fkeys}, max(f.request_text) AS request_text, max(f.reply) AS reply,
+         string_agg('- ' || q.pr['where'] || ': ' || q.pr['problem'], chr(10)) AS listing
+  FROM problems q JOIN (SELECT *, {request} AS request_text FROM {replies}) f ON {on_fq}
+  WHERE q.pr['severity'] = 'error'
+  GROUP BY {fkeys}
+),
+repaired AS (
+  SELECT {keys},
+         llm_json_detail(request_text || '{note}' || reply || '
+\"\"\"
+Its problems:
+' || listing || '
+Reply again with the one JSON object asked for, reading the text as before.', '{schema}',
+                         'stage=repair, resume=true, document=' || document_id{label} || '{llm}') AS r
+  FROM to_repair
+)
+SELECT {keys}, r['ok'] AS ok, parse_reply(r['text'], '{schema}') AS p
+FROM repaired;
+
+",
+            name = self.name,
+            replies = self.replies,
+            request = self.request,
+            on_fq = on("f", "q"),
+            note = sql_text(REPAIR_NOTE),
+            schema = self.schema,
+            label = self.label,
+            llm = self.llm,
+        )
+    }
+
+    fn merged(&self, name: &str) -> String {
+        let on = |a: &str| {
+            self.keys
+                .iter()
+                .map(|k| format!("{a}.{k} = f.{k}"))
+                .collect::<Vec<_>>()
+                .join(" AND ")
+        };
+        let keys = self.keys.join(", ");
+        let cols = self
+            .keys
+            .iter()
+            .chain(self.carry)
+            .map(|k| format!("f.{k}"))
+            .collect::<Vec<_>>()
+            .join(", ");
+        format!(
+            "{repairs}_wrong AS (
+  SELECT DISTINCT {keys}
+  FROM (SELECT {keys}, unnest(p['problems']) AS pr FROM {repairs} WHERE ok) x
+  WHERE pr['severity'] = 'error'
+),
+{name} AS (
+  SELECT {cols},
+         CASE WHEN x.ok AND w.{k0} IS NULL THEN true ELSE f.ok END AS ok,
+         CASE WHEN x.ok AND w.{k0} IS NULL THEN NULL ELSE f.call_error END AS call_error,
+         CASE WHEN x.ok AND w.{k0} IS NULL THEN x.p ELSE f.p END AS p
+  FROM {replies} f
+  LEFT JOIN {repairs} x ON {on_x}
+  LEFT JOIN {repairs}_wrong w ON {on_w}
+),
+",
+            replies = self.replies,
+            repairs = self.name,
+            k0 = self.keys[0],
+            on_x = on("x"),
+            on_w = on("w"),
+        )
+    }
+}
+
+/// `repair = true` for extraction: the chunks' replies become a stage of
+/// their own and the repair round runs over them (see [`Repair`]). The
+/// original requests are the same text as without repair, so their cache
+/// entries and recordings still answer them.
 fn with_repair(text: &str, schema: &str, llm: &str, prompt: &str) -> String {
     let (Some(a), Some(b), Some(c), Some(cells)) = (
         text.find("asked AS (\n"),
@@ -397,8 +532,18 @@ fn with_repair(text: &str, schema: &str, llm: &str, prompt: &str) -> String {
         return text.to_string();
     };
     let asked = &text[a + "asked AS (\n".len()..b];
-    let (schema, llm, prompt) = (sql_text(schema), sql_text(llm), sql_text(prompt));
-    let stages = format!(
+    let schema = sql_text(schema);
+    let repair = Repair {
+        name: "repairs",
+        replies: "replies",
+        keys: &["document_id", "chunk_id"],
+        carry: &["text", "char_start", "page_start", "section"],
+        request: format!("'{}' || text || '\n\"\"\"'", sql_text(prompt)),
+        label: " || ', label=chunk ' || CAST(chunk_id AS VARCHAR)",
+        schema: schema.clone(),
+        llm: sql_text(llm),
+    };
+    let replies = format!(
         "-- @stage replies
 -- repair = true: every chunk's reply, read once.
 WITH asked AS (
@@ -409,58 +554,66 @@ SELECT document_id, chunk_id, text, char_start, page_start, section,
        parse_reply(r['text'], '{schema}') AS p
 FROM asked;
 
--- @stage repairs
--- A reply with errors goes back once: the request, the reply, its problems.
-WITH
-problems AS (
-  SELECT document_id, chunk_id, unnest(p['problems']) AS pr FROM replies WHERE reply IS NOT NULL
-),
-to_repair AS (
-  SELECT f.document_id, f.chunk_id, max(f.text) AS text, max(f.reply) AS reply,
-         string_agg('- ' || q.pr['where'] || ': ' || q.pr['problem'], chr(10)) AS listing
-  FROM problems q JOIN replies f ON f.document_id = q.document_id AND f.chunk_id = q.chunk_id
-  WHERE q.pr['severity'] = 'error'
-  GROUP BY f.document_id, f.chunk_id
-),
-repaired AS (
-  SELECT document_id, chunk_id,
-         llm_json_detail('{prompt}' || text || '
-\"\"\"' || '{note}' || reply || '
-\"\"\"
-Its problems:
-' || listing || '
-Reply again with the one JSON object asked for, reading the excerpt as before.', '{schema}',
-                         'stage=repair, resume=true, document=' || document_id
-                         || ', label=chunk ' || CAST(chunk_id AS VARCHAR) || '{llm}') AS r
-  FROM to_repair
-)
-SELECT document_id, chunk_id, r['ok'] AS ok, parse_reply(r['text'], '{schema}') AS p
-FROM repaired;
-
-",
-        note = sql_text(REPAIR_NOTE),
+"
     );
-    let parsed = "still_wrong AS (
-  SELECT DISTINCT document_id, chunk_id
-  FROM (SELECT document_id, chunk_id, unnest(p['problems']) AS pr FROM repairs WHERE ok) x
-  WHERE pr['severity'] = 'error'
-),
-parsed AS (
-  SELECT f.document_id, f.chunk_id, f.text, f.char_start, f.page_start, f.section,
-         CASE WHEN x.ok AND w.chunk_id IS NULL THEN true ELSE f.ok END AS ok,
-         CASE WHEN x.ok AND w.chunk_id IS NULL THEN NULL ELSE f.call_error END AS call_error,
-         CASE WHEN x.ok AND w.chunk_id IS NULL THEN x.p ELSE f.p END AS p
-  FROM replies f
-  LEFT JOIN repairs x ON x.document_id = f.document_id AND x.chunk_id = f.chunk_id
-  LEFT JOIN still_wrong w ON w.document_id = f.document_id AND w.chunk_id = f.chunk_id
-),
-";
     let mut out = String::new();
     out.push_str(&text[..cells]);
-    out.push_str(&stages);
+    out.push_str(&replies);
+    out.push_str(&repair.stage());
     out.push_str(&text[cells..a]);
-    out.push_str(parsed);
+    out.push_str(&repair.merged("parsed"));
     out.push_str(&text[c + "  FROM asked\n),\n".len()..]);
+    out
+}
+
+/// `[screen] repair = true`: the documents' replies become a stage of their
+/// own and the repair round runs over them (see [`Repair`]).
+fn screen_with_repair(text: &str, schema: &str, llm: &str, prompt: &str, max_chars: u64) -> String {
+    let (Some(w), Some(a), Some(b), Some(d)) = (
+        text.find("WITH\ndocs AS ("),
+        text.find("asked AS (\n"),
+        text.find("-- 2. The reply read"),
+        text.find("-- 3. The decision"),
+    ) else {
+        return text.to_string();
+    };
+    let schema = sql_text(schema);
+    let head = text[w + "WITH\n".len()..b]
+        .trim_end()
+        .trim_end_matches(',')
+        .to_string();
+    let repair = Repair {
+        name: "screen_repairs",
+        replies: "screen_replies",
+        keys: &["document_id"],
+        carry: &["doc_text"],
+        request: format!(
+            "'{}' || substr(doc_text, 1, {max_chars}) || '\n\"\"\"'",
+            sql_text(prompt)
+        ),
+        label: "",
+        schema: schema.clone(),
+        llm: sql_text(llm),
+    };
+    let replies = format!(
+        "-- @stage screen_replies
+-- repair = true: every document's reply, read once.
+WITH
+{head}
+SELECT document_id, doc_text, r['ok'] AS ok, r['error'] AS call_error, r['text'] AS reply,
+       parse_reply(r['text'], '{schema}') AS p
+FROM asked;
+
+"
+    );
+    let mut out = String::new();
+    out.push_str(&text[..w]);
+    out.push_str(&replies);
+    out.push_str(&repair.stage());
+    out.push_str("-- @output\n");
+    out.push_str(&text[w..a]);
+    out.push_str(&repair.merged("replies"));
+    out.push_str(&text[d..]);
     out
 }
 

@@ -69,6 +69,9 @@ pub struct Protocol {
     /// hash when off, so protocols written before it keep their hash).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub repair: bool,
+    /// The same for screening (`[screen] repair`).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub screen_repair: bool,
     /// Tokens of each document's start sent for screening.
     pub screen_tokens: u64,
     /// The model, when the protocol fixes one.
@@ -258,7 +261,15 @@ impl Protocol {
             ));
         }
         let sc = &v["screen"];
-        p.keys(sc, "screen", &["max_tokens"]);
+        p.keys(sc, "screen", &["max_tokens", "repair"]);
+        let screen_repair = match &sc["repair"] {
+            Value::Null => false,
+            Value::Bool(b) => *b,
+            other => {
+                p.add(format!("screen.repair must be true or false, got {other}"));
+                false
+            }
+        };
         let screen_tokens = p
             .uint(sc, "screen.max_tokens", "max_tokens")
             .unwrap_or(3000);
@@ -307,6 +318,7 @@ impl Protocol {
             require_quote,
             on_error,
             repair,
+            screen_repair,
             screen_tokens,
             model,
             max_output,

@@ -1043,3 +1043,75 @@ async fn the_repair_round_sends_a_bad_reply_back_once_when_asked_to() {
         assert_eq!(srv.count(), before, "a second run sends nothing");
     }
 }
+
+/// `[screen] repair = true`: a screening reply without its quote goes back
+/// once; the repaired decision stands. Off, the document is `failed` (never
+/// excluded). With `extract(..., 'included')` the screening's repair round
+/// runs first and the included document is extracted.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_repair_round_also_reads_screening_replies() {
+    use serde_json::json;
+    let text = "We ran a randomised controlled trial. We enrolled 120 participants.\n";
+    let bad = json!({"decision": "include", "reason": "a trial", "criterion": "randomised trials"})
+        .to_string();
+    let good = json!({"decision": "include", "reason": "a trial", "criterion": "randomised trials",
+                      "quote": "We ran a randomised controlled trial."})
+    .to_string();
+    let extracted = r#"{"design":"randomised controlled trial","n":120,
+        "design__quote":"We ran a randomised controlled trial.","n__quote":"We enrolled 120 participants."}"#;
+    for repair in [false, true] {
+        let srv = TestServer::start(
+            vec![
+                rule(
+                    "You are screening",
+                    vec![Action::Reply(bad.clone()), Action::Reply(good.clone())],
+                ),
+                rule("You are extracting", vec![Action::Reply(extracted.into())]),
+            ],
+            Duration::ZERO,
+        )
+        .await
+        .unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let corpus = corpus_with(dir.path(), &[("trial.txt", text)]);
+        let proto = dir.path().join("protocol.toml");
+        let extra = if repair {
+            "[screen]\nrepair = true\n"
+        } else {
+            ""
+        };
+        std::fs::write(
+            &proto,
+            format!("inclusion = [\"randomised trials\"]\n{PROTOCOL}{extra}"),
+        )
+        .unwrap();
+        let ctx = session(&srv.base_url(), dir.path());
+        let (c, p) = (corpus.display(), proto.display());
+        let t = table(
+            &ctx,
+            &format!("SELECT decision, verified, status FROM screen('{c}', '{p}')"),
+        )
+        .await;
+        if repair {
+            assert!(t.contains("| include  | true     | ok     |"), "{t}");
+            assert_eq!(srv.count(), 2, "one request and one repair");
+            let e = table(
+                &ctx,
+                &format!("SELECT design, n, status FROM extract('{c}', '{p}', 'included')"),
+            )
+            .await;
+            assert!(
+                e.contains("| randomised controlled trial | 120 | ok     |"),
+                "{e}"
+            );
+            assert_eq!(
+                srv.count(),
+                3,
+                "the screening came from the cache, then one extraction"
+            );
+        } else {
+            assert!(t.contains("|          | false    | failed |"), "{t}");
+            assert_eq!(srv.count(), 1);
+        }
+    }
+}
