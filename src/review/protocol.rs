@@ -234,24 +234,8 @@ impl Protocol {
                 "extract.resolve must be \"first\" or \"model\", got \"{resolve}\""
             ));
         }
-        let require_quote = match &ex["require_quote"] {
-            Value::Null => false,
-            Value::Bool(b) => *b,
-            other => {
-                p.add(format!(
-                    "extract.require_quote must be true or false, got {other}"
-                ));
-                false
-            }
-        };
-        let repair = match &ex["repair"] {
-            Value::Null => false,
-            Value::Bool(b) => *b,
-            other => {
-                p.add(format!("extract.repair must be true or false, got {other}"));
-                false
-            }
-        };
+        let require_quote = p.flag(ex, "extract.require_quote", "require_quote");
+        let repair = p.flag(ex, "extract.repair", "repair");
         let on_error = p
             .string(ex, "on_error", false)
             .unwrap_or_else(|| "continue".into());
@@ -262,14 +246,7 @@ impl Protocol {
         }
         let sc = &v["screen"];
         p.keys(sc, "screen", &["max_tokens", "repair"]);
-        let screen_repair = match &sc["repair"] {
-            Value::Null => false,
-            Value::Bool(b) => *b,
-            other => {
-                p.add(format!("screen.repair must be true or false, got {other}"));
-                false
-            }
-        };
+        let screen_repair = p.flag(sc, "screen.repair", "repair");
         let screen_tokens = p
             .uint(sc, "screen.max_tokens", "max_tokens")
             .unwrap_or(3000);
@@ -373,6 +350,18 @@ impl Problems {
             other => {
                 self.add(format!("'{key}' must be a list of text, got {other}"));
                 vec![]
+            }
+        }
+    }
+
+    /// A true/false setting (false when absent).
+    fn flag(&mut self, v: &Value, label: &str, key: &str) -> bool {
+        match &v[key] {
+            Value::Null => false,
+            Value::Bool(b) => *b,
+            other => {
+                self.add(format!("{label} must be true or false, got {other}"));
+                false
             }
         }
     }
@@ -532,6 +521,20 @@ max_tokens = 800
         assert_eq!(p.hash(), Protocol::parse(GOOD, false).unwrap().hash());
         let other = Protocol::parse(&GOOD.replace("Number of", "Count of"), false).unwrap();
         assert_ne!(p.hash(), other.hash());
+        // The repair round off (the default, or said) leaves the hash as it
+        // was before the option existed; on, it is another protocol.
+        let off = Protocol::parse(&format!("{GOOD}repair = false\n"), false).unwrap();
+        assert!(!p.screen_repair && !off.screen_repair);
+        assert_eq!(p.hash(), off.hash());
+        let on = Protocol::parse(&format!("{GOOD}repair = true\n"), false).unwrap();
+        assert!(on.screen_repair);
+        assert_ne!(p.hash(), on.hash());
+        let bad = Protocol::parse(&format!("{GOOD}repair = \"yes\"\n"), false).unwrap_err();
+        assert!(
+            bad.to_string()
+                .contains("screen.repair must be true or false"),
+            "{bad}"
+        );
     }
 
     #[test]
