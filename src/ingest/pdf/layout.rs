@@ -1048,6 +1048,61 @@ fn cells(lines: &[Line]) -> Vec<TCell> {
         prev_row = Some(r - shift);
     }
     let mut out = merged;
+    // A group header heads the sub-columns under it: a column left empty in
+    // a header row, with a sub-header below it, joins the header cell of
+    // that row whose centre is nearest the sub-header's (left-aligned or
+    // centred group headers alike), when only empty columns lie between.
+    let head_rows = out
+        .iter()
+        .filter(|c| (c.row as usize) < first_body)
+        .map(|c| c.row + 1)
+        .max()
+        .unwrap_or(0);
+    for r in 0..head_rows.saturating_sub(1) {
+        let covered = |out: &[TCell], k: u32| {
+            out.iter()
+                .any(|c| c.row == r && c.col <= k && k < c.col + c.col_span)
+        };
+        let subs: Vec<(u32, f32)> = out
+            .iter()
+            .filter(|c| c.row == r + 1 && c.col > 0)
+            .map(|c| (c.col, (c.bbox.0 + c.bbox.2) / 2.0))
+            .collect();
+        if out.iter().filter(|c| c.row == r && c.col > 0).count() < 2 {
+            continue;
+        }
+        for (k, centre) in subs {
+            if covered(&out, k) {
+                continue;
+            }
+            // A header stacked over its own column's next line ("Mean
+            // change" over "(95% CI)") heads that column only; a group
+            // header is wider than what is under it, or has nothing under it.
+            let groups = |c: &TCell| {
+                let w = c.bbox.2 - c.bbox.0;
+                out.iter()
+                    .find(|u| u.row == r + 1 && u.col == c.col)
+                    .is_none_or(|u| w > 1.6 * (u.bbox.2 - u.bbox.0))
+            };
+            let best = out
+                .iter()
+                .enumerate()
+                .filter(|(_, c)| c.row == r && c.col > 0 && groups(c))
+                .min_by(|(_, a), (_, b)| {
+                    let d = |c: &TCell| ((c.bbox.0 + c.bbox.2) / 2.0 - centre).abs();
+                    d(a).total_cmp(&d(b))
+                })
+                .map(|(i, _)| i);
+            let Some(i) = best else { continue };
+            let (a, b) = (out[i].col, out[i].col + out[i].col_span - 1);
+            let (lo, hi) = if k < a { (k, a - 1) } else { (b + 1, k) };
+            if (lo..=hi).all(|m| !covered(&out, m)) {
+                let (na, nb) = (a.min(k), b.max(k));
+                out[i].col = na;
+                out[i].col_span = nb - na + 1;
+            }
+        }
+    }
     // A centred first column has no indentation: its left edges vary with
     // the text's length while the centres agree.
     let firsts: Vec<(f32, f32)> = out
