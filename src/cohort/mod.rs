@@ -93,8 +93,14 @@ pub fn tables_of(doc: &Document) -> Vec<TableIn> {
         if b.kind != BlockKind::Table || b.cells.is_empty() {
             continue;
         }
+        // A caption block, or (formats without captions: Markdown, text,
+        // Word without caption styles) a short paragraph right next to the
+        // table that starts with its label ("Table 3 The effects of ...").
         let is_table_caption = |j: usize| {
-            doc.blocks[j].kind == BlockKind::Caption
+            let kind = doc.blocks[j].kind;
+            let next_to = j + 1 == k || j == k + 1;
+            (kind == BlockKind::Caption
+                || kind == BlockKind::Paragraph && next_to && text(j).len() < 400)
                 && !used_caption[j]
                 && table_label(&text(j)).is_some()
         };

@@ -159,3 +159,22 @@ for row in g.query(q):
         "{text}"
     );
 }
+
+#[tokio::test]
+async fn every_format_gives_its_tables_with_their_captions() {
+    // DOCX, HTML and PDF captions are caption blocks; Markdown's are the
+    // "Table N ..." paragraphs next to its tables.
+    let c = ctx(None);
+    let q = "SELECT regexp_replace(source, '^.*/', '') AS file, table_id, count(*) AS items \
+             FROM cohort_tables('examples/corpus/') WHERE baseline GROUP BY 1, 2 ORDER BY 1, 2";
+    let t = crate::common::table(&c, q).await;
+    for want in [
+        "| PMC3321528.docx | Table 1  | 110   |",
+        "| PMC3546023.md   | Table 2  | 164   |",
+        "| PMC3546023.md   | Table 5  | 86    |",
+        "| PMC3751573.html | Table 1  | 84    |",
+        "| PMC3751573.pdf  | Table 1  | 84    |",
+    ] {
+        assert!(t.contains(want), "{want}\n{t}");
+    }
+}
