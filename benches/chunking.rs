@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use quarry::ingest::{ingest_bytes, Document, IngestSpec, Status};
 use quarry::segment::{segment, Method, SegDoc, SegmentSpec};
-use quarry::source::{ext_of, Entry};
+use quarry::source::Entry;
 use quarry_udfs::Tokenizer;
 use text_splitter::{ChunkConfig, TextSplitter};
 
@@ -27,22 +27,7 @@ fn corpus(rel: &str) -> Vec<Document> {
         .into_iter()
         .map(|p| {
             let bytes = std::fs::read(&p).expect("read");
-            let name = p
-                .file_name()
-                .map(|n| n.to_string_lossy().into_owned())
-                .unwrap_or_default();
-            let entry = Entry {
-                source: p.display().to_string(),
-                location: object_store::path::Path::from(name.as_str()),
-                uri: format!("file://{}", p.display()),
-                folder: ".".into(),
-                ext: ext_of(&name),
-                file_name: name,
-                bytes: bytes.len() as u64,
-                modified_ms: None,
-                etag: None,
-                not_scanned: false,
-            };
+            let entry = Entry::local(&p, bytes.len() as u64);
             ingest_bytes(entry, &bytes, &IngestSpec::default())
         })
         .filter(|d| d.status == Status::Ok)

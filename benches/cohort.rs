@@ -24,33 +24,19 @@
 use std::path::{Path, PathBuf};
 
 use quarry::cohort::score::{load_gold, score, Score};
-use quarry::cohort::{interpret, tables_of, Item};
+use quarry::cohort::Item;
+use quarry::functions::cohort::document_items;
 use quarry::ingest::{ingest_bytes, IngestSpec, Status};
 use quarry::source::Entry;
-
-fn entry_for(p: &Path, bytes: &[u8]) -> Entry {
-    let name = p
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    Entry {
-        source: p.display().to_string(),
-        location: object_store::path::Path::from(name.as_str()),
-        uri: format!("file://{}", p.display()),
-        folder: ".".into(),
-        ext: name.rsplit('.').next().unwrap_or_default().to_lowercase(),
-        file_name: name,
-        bytes: bytes.len() as u64,
-        modified_ms: None,
-        etag: None,
-        not_scanned: false,
-    }
-}
 
 /// The items of one file, or why there are none.
 fn items_of(path: &Path) -> Result<Vec<Item>, String> {
     let bytes = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
-    let d = ingest_bytes(entry_for(path, &bytes), &bytes, &IngestSpec::default());
+    let d = ingest_bytes(
+        Entry::local(path, bytes.len() as u64),
+        &bytes,
+        &IngestSpec::default(),
+    );
     if d.status != Status::Ok {
         return Err(format!(
             "{}: {:?} {}",
@@ -59,7 +45,7 @@ fn items_of(path: &Path) -> Result<Vec<Item>, String> {
             d.error.unwrap_or_default()
         ));
     }
-    Ok(tables_of(&d).iter().flat_map(interpret).collect())
+    Ok(document_items(&d))
 }
 
 /// One side's four metrics and its extra items.

@@ -38,6 +38,29 @@ pub struct Entry {
     pub not_scanned: bool,
 }
 
+impl Entry {
+    /// The entry of one local file of `bytes` bytes read outside a source
+    /// listing (benchmarks and tools that hand bytes to `ingest_bytes`).
+    pub fn local(path: &std::path::Path, bytes: u64) -> Self {
+        let name = path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        Entry {
+            source: path.display().to_string(),
+            location: ObjPath::from(name.as_str()),
+            uri: format!("file://{}", path.display()),
+            folder: ".".into(),
+            ext: ext_of(&name),
+            file_name: name,
+            bytes,
+            modified_ms: None,
+            etag: None,
+            not_scanned: false,
+        }
+    }
+}
+
 /// A resolved source: where it lives and what to list.
 #[derive(Debug, Clone)]
 pub struct Source {

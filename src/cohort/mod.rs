@@ -817,8 +817,8 @@ pub fn interpret(t: &TableIn) -> Vec<Item> {
             // The row's items under the current parents; a flat group whose
             // rows so far were of the other kind (continuous vs categorical)
             // does not hold this one.
-            let mut attempt = 0;
-            let (row_items, row_pct) = loop {
+            let mut retried = false;
+            let (row_items, row_pct, is_cat) = loop {
                 let parent_path: Vec<String> = stack.iter().map(|e| e.label.clone()).collect();
                 let mut path = parent_path.clone();
                 path.extend(row.parts.iter().map(|p| p.1.clone()));
@@ -925,18 +925,15 @@ pub fn interpret(t: &TableIn) -> Vec<Item> {
                     e.group && e.flat == Some(true) && e.categorical.is_some_and(|k| k != is_cat)
                 });
                 if top_mismatch
-                    && attempt == 0
+                    && !retried
                     && (stack.last().map(|e| (e.col, e.indent)) == Some((col, indent)))
                 {
                     stack.pop();
-                    attempt += 1;
+                    retried = true;
                     continue;
                 }
-                break (its, row_pct);
+                break (its, row_pct, is_cat);
             };
-            let is_cat = row_items
-                .iter()
-                .any(|i| matches!(i.measure, Measure::Count | Measure::Percent));
             items.extend(row_items);
             if let Some(top) = stack.last_mut() {
                 if top.group && top.flat.is_none() {

@@ -100,13 +100,6 @@ pub fn cohort_batch(document_id: &str, source: &str, items: &[Item]) -> Result<R
         note.append_option(it.note.as_deref());
     }
     let schema = COHORT.clone();
-    let ch = ch.finish();
-    let ch = datafusion::arrow::array::ListArray::new(
-        Arc::new(Field::new("item", DataType::Utf8, true)),
-        ch.offsets().clone(),
-        ch.values().clone(),
-        None,
-    );
     Ok(RecordBatch::try_new(
         schema,
         vec![
@@ -117,7 +110,7 @@ pub fn cohort_batch(document_id: &str, source: &str, items: &[Item]) -> Result<R
             Arc::new(baseline.finish()),
             Arc::new(arm.finish()),
             Arc::new(arm_n.finish()),
-            Arc::new(ch),
+            Arc::new(ch.finish()),
             Arc::new(cat.finish()),
             Arc::new(measure.finish()),
             Arc::new(value.finish()),

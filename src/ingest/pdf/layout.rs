@@ -934,7 +934,7 @@ fn cells(lines: &[Line]) -> Vec<TCell> {
             // the body always, in a header only where the words stand
             // further apart than its word spacing ("CACP group  Total  p"),
             // so a heading spanning columns stays whole.
-            let by_column = || {
+            let by_column = (c1 > c0).then(|| {
                 let mut p: Vec<(usize, usize, Vec<&Word>)> = Vec::new();
                 for w in &l.words {
                     let c = col_of((w.x0 + w.x1) / 2.0);
@@ -944,9 +944,8 @@ fn cells(lines: &[Line]) -> Vec<TCell> {
                     }
                 }
                 p
-            };
-            let spaced_header = header && c1 > c0 && {
-                let p = by_column();
+            });
+            let spaced_header = |p: &[(usize, usize, Vec<&Word>)]| {
                 let gaps_between: Vec<f32> = p
                     .windows(2)
                     .map(|w| w[1].2[0].x0 - w[0].2.last().unwrap().x1)
@@ -962,10 +961,9 @@ fn cells(lines: &[Line]) -> Vec<TCell> {
                     .max(0.25 * l.size);
                 p.len() >= 2 && gaps_between.iter().all(|g| *g > 1.8 * space)
             };
-            let pieces: Vec<(usize, usize, Vec<&Word>)> = if c1 > c0 && (!header || spaced_header) {
-                by_column()
-            } else {
-                vec![(c0, c1.max(c0), l.words.iter().collect())]
+            let pieces: Vec<(usize, usize, Vec<&Word>)> = match by_column {
+                Some(p) if !header || spaced_header(&p) => p,
+                _ => vec![(c0, c1.max(c0), l.words.iter().collect())],
             };
             for (a, b, ws) in pieces {
                 let text = ws

@@ -60,7 +60,7 @@ def table(pmcid, label, arms, arm_n, rows, transposed=False, stub=None):
     ANN[(pmcid, label)] = dict(arms=arms, arm_n=arm_n, rows=rows, transposed=transposed, stub=stub)
 
 
-def rows_under(parent, rng, col, meas, cat=True, extra=()):
+def rows_under(parent, rng, col, meas, cat=True):
     """Rows `rng` whose label (in grid column `col`) is a category (or sub-row) under `parent`."""
     return [(r, list(parent), ('LABEL' if cat else None), meas, col) for r in rng]
 
