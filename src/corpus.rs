@@ -85,6 +85,17 @@ async fn ingest_entry(
     doc
 }
 
+/// Reads one entry again (from the store when it has it): the first copy
+/// of a duplicate, for a window that needs its rows.
+pub async fn read_entry(
+    source: &Source,
+    store: Option<&Store>,
+    entry: Entry,
+    spec: &IngestSpec,
+) -> Document {
+    ingest_entry(source, store, entry, spec).await
+}
+
 /// The documents of a source, in listing order. `with_unscanned` keeps the
 /// rows for files below a non-recursive listing (for `inventory`).
 pub fn documents(
@@ -120,17 +131,18 @@ pub fn documents(
                 .boxed()
             }
         })
-        .scan(HashMap::<String, String>::new(), |seen, doc| {
+        .scan(HashMap::<String, Entry>::new(), |seen, doc| {
             let doc = doc.map(|mut d| {
                 if d.status == Status::Ok {
                     if let Some(id) = &d.document_id {
                         match seen.get(id) {
                             Some(first) => {
                                 d.status = Status::Duplicate;
-                                d.duplicate_of = Some(first.clone());
+                                d.duplicate_of = Some(first.source.clone());
+                                d.original = Some(first.clone());
                             }
                             None => {
-                                seen.insert(id.clone(), d.entry.source.clone());
+                                seen.insert(id.clone(), d.entry.clone());
                             }
                         }
                     }

@@ -54,6 +54,11 @@ pub fn write(
     batches: &[RecordBatch],
     format: Format,
 ) -> Result<()> {
+    // A statement with no result columns (CREATE TABLE, CREATE VIEW, SET)
+    // prints nothing.
+    if schema.fields().is_empty() {
+        return Ok(());
+    }
     let empty;
     let batches = if batches.is_empty() {
         empty = [RecordBatch::new_empty(schema.clone())];

@@ -20,6 +20,7 @@ use crate::error::{QuarryError, Result};
 use crate::functions::extract::{ExtractFn, Kind as ExtractKind};
 use crate::functions::llm::Llm;
 use crate::functions::model_tables::{CacheStatsFn, ModelsFn};
+use crate::functions::run::RESULTS_DIR;
 use crate::functions::{
     blocks::Blocks, chunks::Chunks, documents::Documents, inventory::Inventory, segment::Segment,
     Env,
@@ -29,6 +30,7 @@ use crate::model::runtime::RuntimeOptions;
 use crate::model::trace::{self, Sink, CALLS_DIR};
 use crate::model::{Config, ModelClient, Runtime};
 use crate::store::Store;
+use crate::tables;
 
 /// How a session is set up.
 #[derive(Debug, Clone, Default)]
@@ -87,6 +89,7 @@ pub fn session(settings: &Settings) -> Result<SessionContext> {
     ctx.register_udf(ScalarUDF::from(Segment::default()));
     let env = Env {
         store: store.clone(),
+        preset: None,
     };
     ctx.register_udtf("documents", Arc::new(Documents { env: env.clone() }));
     ctx.register_udtf("inventory", Arc::new(Inventory { env: env.clone() }));
@@ -94,7 +97,7 @@ pub fn session(settings: &Settings) -> Result<SessionContext> {
     ctx.register_udtf("chunks", Arc::new(Chunks { env: env.clone() }));
     ctx.register_udtf(
         "cohort_tables",
-        Arc::new(crate::functions::cohort::CohortTables { env }),
+        Arc::new(crate::functions::cohort::CohortTables { env: env.clone() }),
     );
 
     for (json, detail) in [(false, false), (true, false), (false, true), (true, true)] {
@@ -119,7 +122,13 @@ pub fn session(settings: &Settings) -> Result<SessionContext> {
         ("screen", ExtractKind::Screen),
         ("screen_sql", ExtractKind::ScreenSql),
     ] {
-        ctx.register_udtf(name, Arc::new(ExtractFn { kind }));
+        ctx.register_udtf(
+            name,
+            Arc::new(ExtractFn {
+                kind,
+                env: env.clone(),
+            }),
+        );
     }
 
     // The store's tables, by name.
@@ -130,9 +139,42 @@ pub fn session(settings: &Settings) -> Result<SessionContext> {
             t.batches = vec![memory];
             ctx.register_table("calls", Arc::new(t))?;
         }
-        Some(s) => register_store_table(&ctx, s, CALLS_DIR, trace::schema())?,
+        Some(s) => {
+            register_store_table(&ctx, s, CALLS_DIR, CALLS_DIR, trace::schema())?;
+            // Screening and extraction results, kept per document as runs
+            // complete.
+            for (name, schema) in [
+                ("evidence", tables::EVIDENCE.clone()),
+                ("screening", tables::SCREENING.clone()),
+            ] {
+                register_store_table(&ctx, s, &format!("{RESULTS_DIR}/{name}"), name, schema)?;
+            }
+            if let Some((protocol, schema)) = latest_extraction_of(s) {
+                let rel = format!("{RESULTS_DIR}/extraction/{protocol}");
+                register_store_table(&ctx, s, &rel, "extraction", schema)?;
+            }
+        }
     }
     Ok(ctx)
+}
+
+/// The store's latest extraction (read on a thread of its own, with its own
+/// connection, since a session is built outside any async context).
+fn latest_extraction_of(
+    store: &Store,
+) -> Option<(String, datafusion::arrow::datatypes::SchemaRef)> {
+    let location = store.location.clone();
+    std::thread::spawn(move || {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .ok()?;
+        let store = Store::open(&location).ok()?;
+        rt.block_on(crate::functions::run::latest_extraction(&store))
+    })
+    .join()
+    .ok()
+    .flatten()
 }
 
 /// The model layer of a session made by [`session`].
@@ -148,23 +190,38 @@ pub fn begin_statement(ctx: &SessionContext) {
     }
 }
 
-/// Registers the Parquet files under `dir` of the store as table `dir`.
+/// Registers the Parquet files under `dir` of the store as table `name`.
 fn register_store_table(
     ctx: &SessionContext,
     store: &Store,
     dir: &str,
+    name: &str,
     schema: datafusion::arrow::datatypes::SchemaRef,
 ) -> Result<()> {
-    let (url, object_store) = store.table_url(dir)?;
-    if let Some((root, os)) = object_store {
+    let (table, mount) = store_table(store, dir, schema)?;
+    if let Some((root, os)) = mount {
         ctx.register_object_store(&root, os);
     }
+    ctx.register_table(name, table)?;
+    Ok(())
+}
+
+/// The Parquet files under `dir` of the store as a table of `schema`, and
+/// the object store to register for it (S3 stores).
+pub fn store_table(
+    store: &Store,
+    dir: &str,
+    schema: datafusion::arrow::datatypes::SchemaRef,
+) -> Result<(
+    Arc<dyn datafusion::catalog::TableProvider>,
+    Option<crate::store::StoreMount>,
+)> {
+    let (url, mount) = store.table_url(dir)?;
     let url = ListingTableUrl::parse(&url).map_err(QuarryError::DataFusion)?;
     let opts =
         ListingOptions::new(Arc::new(ParquetFormat::default())).with_file_extension(".parquet");
     let cfg = ListingTableConfig::new(url)
         .with_listing_options(opts)
         .with_schema(schema);
-    ctx.register_table(dir, Arc::new(ListingTable::try_new(cfg)?))?;
-    Ok(())
+    Ok((Arc::new(ListingTable::try_new(cfg)?), mount))
 }

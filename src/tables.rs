@@ -140,6 +140,46 @@ pub static CHUNKS: LazyLock<SchemaRef> = LazyLock::new(|| {
     ]))
 });
 
+/// `evidence(src, protocol)` and the store's `evidence` table: one row per
+/// supported cell.
+pub static EVIDENCE: LazyLock<SchemaRef> = LazyLock::new(|| {
+    let s = |n: &str| Field::new(n, DataType::Utf8, true);
+    Arc::new(Schema::new(vec![
+        s("document_id"),
+        s("field"),
+        s("value"),
+        Field::new("chunk_id", DataType::Int32, true),
+        Field::new("page", DataType::Int32, true),
+        s("section"),
+        s("quote"),
+        Field::new("char_start", DataType::Int64, true),
+        Field::new("char_end", DataType::Int64, true),
+        Field::new("verified", DataType::Boolean, true),
+        Field::new("match", DataType::Float64, true),
+        s("protocol_hash"),
+    ]))
+});
+
+/// `screen(src, protocol)` and the store's `screening` table: one row per
+/// document.
+pub static SCREENING: LazyLock<SchemaRef> = LazyLock::new(|| {
+    let s = |n: &str| Field::new(n, DataType::Utf8, true);
+    Arc::new(Schema::new(vec![
+        s("document_id"),
+        s("source"),
+        s("decision"),
+        s("reason"),
+        s("criterion"),
+        s("quote"),
+        Field::new("verified", DataType::Boolean, true),
+        Field::new("match", DataType::Float64, true),
+        s("status"),
+        s("error"),
+        s("duplicate_of"),
+        s("protocol_hash"),
+    ]))
+});
+
 /// The element type of the `segment(...)` scalar's list.
 pub fn segment_struct_fields() -> Fields {
     Fields::from(vec![

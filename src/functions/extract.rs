@@ -12,9 +12,13 @@ use datafusion::common::{plan_err, Result};
 use datafusion::datasource::MemTable;
 use datafusion::execution::SessionState;
 
-use super::staged::staged_table;
-use super::{literal_args, str_arg};
-use crate::review::{render_extract, render_screen, split_stages, ExtractOutput, Protocol, Scope};
+use super::run::{run_table, Output, Run};
+use super::{literal_args, str_arg, Env};
+use crate::model::Runtime;
+use crate::review::{
+    render_extract, render_screen, split_stages, sql_text, ExtractOutput, Protocol, Scope,
+};
+use crate::tables;
 
 /// Which function this is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -36,6 +40,8 @@ pub enum Kind {
 pub struct ExtractFn {
     /// Which output.
     pub kind: Kind,
+    /// The store (ingest cache, results).
+    pub env: Env,
 }
 
 impl ExtractFn {
@@ -101,14 +107,12 @@ impl TableFunctionImpl for ExtractFn {
         if !screening && protocol.fields.is_empty() {
             return plan_err!("{usage}: the protocol {path} has no [[fields]] to extract");
         }
-        let sql = match self.kind {
-            Kind::Evidence => render_extract(&src, &protocol, ExtractOutput::Evidence, scope),
-            Kind::Extract | Kind::Sql => {
-                render_extract(&src, &protocol, ExtractOutput::Extraction, scope)
-            }
-            Kind::Screen | Kind::ScreenSql => render_screen(&src, &protocol),
-        };
         if matches!(self.kind, Kind::Sql | Kind::ScreenSql) {
+            let sql = if screening {
+                render_screen(&src, &protocol)
+            } else {
+                render_extract(&src, &protocol, ExtractOutput::Extraction, scope)
+            };
             let batch = datafusion::arrow::array::RecordBatch::try_from_iter(vec![(
                 "sql",
                 Arc::new(datafusion::arrow::array::StringArray::from(vec![sql])) as _,
@@ -121,7 +125,74 @@ impl TableFunctionImpl for ExtractFn {
         let Some(state) = args.session().as_any().downcast_ref::<SessionState>() else {
             return plan_err!("{usage}: needs a quarry session");
         };
-        let stages = split_stages(&sql);
-        staged_table(state, stages).map_err(|e| e.context(usage))
+        let runtime = state.config().get_extension::<Runtime>();
+        let run = self.run(&src, &protocol, scope, runtime.as_deref());
+        run_table(state, run).map_err(|e| e.context(usage))
+    }
+}
+
+impl ExtractFn {
+    /// The run: the rendered stages and every table it makes (extraction
+    /// and evidence, with the screening when it runs first; or screening).
+    fn run(&self, src: &str, p: &Protocol, scope: Scope, rt: Option<&Runtime>) -> Run {
+        let (stages, outputs) = if matches!(self.kind, Kind::Screen | Kind::ScreenSql) {
+            let st = split_stages(&render_screen(src, p));
+            let o = vec![Output {
+                table: "screening",
+                sql: st.output.clone(),
+                schema: Some(tables::SCREENING.clone()),
+            }];
+            (st, o)
+        } else {
+            let st = split_stages(&render_extract(src, p, ExtractOutput::Extraction, scope));
+            let ev = split_stages(&render_extract(src, p, ExtractOutput::Evidence, scope)).output;
+            let mut o = vec![
+                Output {
+                    table: "extraction",
+                    sql: st.output.clone(),
+                    schema: None,
+                },
+                Output {
+                    table: "evidence",
+                    sql: ev,
+                    schema: Some(tables::EVIDENCE.clone()),
+                },
+            ];
+            if scope == Scope::Included {
+                o.push(Output {
+                    table: "screening",
+                    sql: "SELECT * FROM screened".into(),
+                    schema: Some(tables::SCREENING.clone()),
+                });
+            }
+            (st, o)
+        };
+        // What decides the rows besides the documents: the SQL (rendered
+        // for any source), the model defaults and where they are served.
+        let mut salt = String::new();
+        for (_, sql) in &stages.stages {
+            salt.push_str(&sql.replace(&sql_text(src), ""));
+        }
+        for o in &outputs {
+            salt.push_str(&o.sql.replace(&sql_text(src), ""));
+        }
+        if let Some(rt) = rt {
+            let c = rt.config();
+            salt.push_str(&format!("{:?}", c.model));
+            if let Some(e) = c.endpoints.get(&c.default_endpoint_name()) {
+                salt.push_str(&format!("|{}|{:?}", e.base_url, e.api));
+            }
+        }
+        Run {
+            source: src.to_string(),
+            ingest: p.ingest.clone(),
+            protocol: p.short_hash(),
+            salt: hex::encode(<sha2::Sha256 as sha2::Digest>::digest(salt.as_bytes())),
+            stages,
+            outputs,
+            want: usize::from(self.kind == Kind::Evidence),
+            env: self.env.clone(),
+            retry_failed: rt.is_some_and(Runtime::retry_failed),
+        }
     }
 }

@@ -9,6 +9,7 @@ pub mod extract;
 pub mod inventory;
 pub mod llm;
 pub mod model_tables;
+pub mod run;
 pub mod segment;
 pub mod staged;
 
@@ -42,6 +43,28 @@ use quarry_udfs::Tokenizer;
 pub struct Env {
     /// The store, when caching is on.
     pub store: Option<Store>,
+    /// Documents already read that stand in for one source (a window of a
+    /// screening or extraction run).
+    pub preset: Option<Arc<Preset>>,
+}
+
+/// A fixed set of documents, already read and deduplicated, that a corpus
+/// function reads instead of listing its source when it is called with this
+/// source and these options: one window of a long run.
+#[derive(Debug)]
+pub struct Preset {
+    /// The source as given (`Source::spec`).
+    pub source: String,
+    /// The corpus options, as `CorpusOptions` prints them.
+    pub opts: String,
+    /// The documents, in listing order.
+    pub docs: Vec<Arc<Document>>,
+}
+
+impl Preset {
+    fn serves(&self, source: &Source, opts: &CorpusOptions) -> bool {
+        self.source == source.spec && self.opts == format!("{opts:?}")
+    }
 }
 
 /// Constant-folds table-function arguments (`'a' || 'b'`, `60 * 2`).
@@ -213,12 +236,19 @@ impl PartitionStream for CorpusPartition {
     }
 
     fn execute(&self, _ctx: Arc<TaskContext>) -> SendableRecordBatchStream {
-        let docs = crate::corpus::documents(
-            self.source.clone(),
-            self.env.store.clone(),
-            self.opts.clone(),
-            self.with_unscanned,
-        );
+        let docs: BoxStream<'static, crate::error::Result<Arc<Document>>> = match &self.env.preset {
+            Some(p) if !self.with_unscanned && p.serves(&self.source, &self.opts) => {
+                futures::stream::iter(p.docs.clone().into_iter().map(Ok)).boxed()
+            }
+            _ => crate::corpus::documents(
+                self.source.clone(),
+                self.env.store.clone(),
+                self.opts.clone(),
+                self.with_unscanned,
+            )
+            .map(|d| d.map(Arc::new))
+            .boxed(),
+        };
         let convert = self.convert.clone();
         // Converting a document (segmenting it, building its arrays) is CPU
         // work: it runs on the blocking pool, several documents at once, and

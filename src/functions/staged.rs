@@ -38,8 +38,13 @@ pub struct Stages {
 }
 
 /// A session like `base` with a catalog of its own holding only `calls` (the
-/// functions stay), so stage tables never touch the user's catalog.
-fn private_state(base: &SessionState) -> Result<(SessionState, Arc<MemorySchemaProvider>)> {
+/// functions stay), so stage tables never touch the user's catalog. With
+/// `env`, the corpus functions read that window's documents (see
+/// [`super::Preset`]).
+pub(crate) fn private_state(
+    base: &SessionState,
+    env: Option<&super::Env>,
+) -> Result<(SessionState, Arc<MemorySchemaProvider>)> {
     let opts = base.config_options();
     let (cat, sch) = (
         opts.catalog.default_catalog.clone(),
@@ -60,46 +65,122 @@ fn private_state(base: &SessionState) -> Result<(SessionState, Arc<MemorySchemaP
     catalog.register_schema(&sch, schema.clone())?;
     let list = Arc::new(MemoryCatalogProviderList::new());
     list.register_catalog(cat, catalog);
-    let state = SessionStateBuilder::new_from_existing(base.clone())
+    let mut state = SessionStateBuilder::new_from_existing(base.clone())
         .with_catalog_list(list)
         .build();
+    if let Some(env) = env {
+        let env = env.clone();
+        state.register_udtf(
+            "documents",
+            Arc::new(super::documents::Documents { env: env.clone() }),
+        );
+        state.register_udtf(
+            "blocks",
+            Arc::new(super::blocks::Blocks { env: env.clone() }),
+        );
+        state.register_udtf("chunks", Arc::new(super::chunks::Chunks { env }));
+    }
     Ok((state, schema))
 }
 
-/// Plans on a thread with room for DataFusion's recursion.
-fn on_big_stack<T: Send + 'static>(f: impl FnOnce() -> Result<T> + Send + 'static) -> Result<T> {
+/// Plans on a thread with room for DataFusion's recursion; the caller
+/// awaits it without holding an executor thread.
+async fn on_big_stack<T: Send + 'static>(
+    f: impl FnOnce() -> Result<T> + Send + 'static,
+) -> Result<T> {
+    let (tx, rx) = futures::channel::oneshot::channel();
     std::thread::Builder::new()
         .name("quarry-plan".into())
         .stack_size(PLAN_STACK)
-        .spawn(f)
-        .map_err(|e| DataFusionError::Execution(format!("cannot start planning: {e}")))?
-        .join()
+        .spawn(move || {
+            let _ = tx.send(f());
+        })
+        .map_err(|e| DataFusionError::Execution(format!("cannot start planning: {e}")))?;
+    rx.await
         .map_err(|_| DataFusionError::Execution("planning the rendered SQL stopped".into()))?
 }
 
-fn logical(state: &SessionState, sql: &str) -> Result<LogicalPlan> {
+/// The logical plan of `sql`.
+pub(crate) async fn logical(state: &SessionState, sql: &str) -> Result<LogicalPlan> {
     let (state, sql) = (state.clone(), sql.to_string());
-    on_big_stack(move || futures::executor::block_on(state.create_logical_plan(&sql)))
+    on_big_stack(move || futures::executor::block_on(state.create_logical_plan(&sql))).await
 }
 
-fn physical(state: &SessionState, plan: LogicalPlan) -> Result<Arc<dyn ExecutionPlan>> {
+/// The physical plan of `sql`.
+pub(crate) async fn physical(state: &SessionState, sql: &str) -> Result<Arc<dyn ExecutionPlan>> {
+    let plan = logical(state, sql).await?;
     let state = state.clone();
-    on_big_stack(move || futures::executor::block_on(state.create_physical_plan(&plan)))
+    on_big_stack(move || futures::executor::block_on(state.create_physical_plan(&plan))).await
 }
 
-/// The table a staged query gives, planned (not run) now so its schema and
-/// its errors are known at planning.
-pub fn staged_table(base: &SessionState, stages: Stages) -> Result<Arc<dyn TableProvider>> {
-    let (state, tables) = private_state(base)?;
+/// Plans every stage (as empty tables) and each of `outputs`, so their
+/// schemas and errors are known at planning; the outputs' schemas.
+pub(crate) fn plan_stages(
+    base: &SessionState,
+    stages: &Stages,
+    outputs: &[&str],
+) -> Result<Vec<SchemaRef>> {
+    let (state, tables) = private_state(base, None)?;
     for (name, sql) in &stages.stages {
-        let plan = logical(&state, sql).map_err(|e| e.context(format!("stage {name}")))?;
+        let plan = futures::executor::block_on(logical(&state, sql))
+            .map_err(|e| e.context(format!("stage {name}")))?;
         let schema: SchemaRef = Arc::new(plan.schema().as_arrow().clone());
         tables.register_table(
             name.clone(),
             Arc::new(MemTable::try_new(schema, vec![vec![]])?),
         )?;
     }
-    let schema: SchemaRef = Arc::new(logical(&state, &stages.output)?.schema().as_arrow().clone());
+    outputs
+        .iter()
+        .map(|sql| {
+            let plan = futures::executor::block_on(logical(&state, sql))?;
+            Ok(Arc::new(plan.schema().as_arrow().clone()) as SchemaRef)
+        })
+        .collect()
+}
+
+/// Runs every stage in order, each kept as a table of `tables` for the
+/// stages after it. A stage named `check` stops the run with its first row.
+pub(crate) async fn run_stages(
+    state: &SessionState,
+    tables: &MemorySchemaProvider,
+    stages: &Stages,
+    ctx: Arc<TaskContext>,
+) -> Result<()> {
+    for (name, sql) in &stages.stages {
+        let plan = physical(state, sql).await?;
+        let schema = plan.schema();
+        let batches = collect(plan, ctx.clone())
+            .await
+            .map_err(|e| e.context(format!("stage {name}")))?;
+        if name == "check" {
+            if let Some(b) = batches.iter().find(|b| b.num_rows() > 0) {
+                let msg = datafusion::arrow::compute::cast(
+                    b.column(0),
+                    &datafusion::arrow::datatypes::DataType::Utf8,
+                )?;
+                let msg = msg
+                    .as_any()
+                    .downcast_ref::<datafusion::arrow::array::StringArray>()
+                    .map_or(String::new(), |m| m.value(0).to_string());
+                return Err(DataFusionError::Execution(format!(
+                    "on_error = stop: {msg}"
+                )));
+            }
+        }
+        tables.deregister_table(name)?;
+        tables.register_table(
+            name.clone(),
+            Arc::new(MemTable::try_new(schema, vec![batches])?),
+        )?;
+    }
+    Ok(())
+}
+
+/// The table a staged query gives, planned (not run) now so its schema and
+/// its errors are known at planning.
+pub fn staged_table(base: &SessionState, stages: Stages) -> Result<Arc<dyn TableProvider>> {
+    let schema = plan_stages(base, &stages, &[&stages.output])?.remove(0);
     let part = StagedPartition {
         base: base.clone(),
         stages,
@@ -112,7 +193,7 @@ pub fn staged_table(base: &SessionState, stages: Stages) -> Result<Arc<dyn Table
 }
 
 /// A batch with the declared schema's column types.
-fn conform(batch: RecordBatch, schema: &SchemaRef) -> Result<RecordBatch> {
+pub(crate) fn conform(batch: RecordBatch, schema: &SchemaRef) -> Result<RecordBatch> {
     if batch.schema().fields() == schema.fields() {
         return Ok(batch);
     }
@@ -159,35 +240,9 @@ impl PartitionStream for StagedPartition {
     fn execute(&self, ctx: Arc<TaskContext>) -> SendableRecordBatchStream {
         let (base, stages) = (self.base.clone(), self.stages.clone());
         let run = async move {
-            let (state, tables) = private_state(&base)?;
-            for (name, sql) in &stages.stages {
-                let plan = physical(&state, logical(&state, sql)?)?;
-                let schema = plan.schema();
-                let batches = collect(plan, ctx.clone())
-                    .await
-                    .map_err(|e| e.context(format!("stage {name}")))?;
-                // A stage named `check` stops the run with its first row.
-                if name == "check" {
-                    if let Some(b) = batches.iter().find(|b| b.num_rows() > 0) {
-                        let msg = datafusion::arrow::compute::cast(
-                            b.column(0),
-                            &datafusion::arrow::datatypes::DataType::Utf8,
-                        )?;
-                        let msg = msg
-                            .as_any()
-                            .downcast_ref::<datafusion::arrow::array::StringArray>()
-                            .map_or(String::new(), |m| m.value(0).to_string());
-                        return Err(DataFusionError::Execution(format!(
-                            "on_error = stop: {msg}"
-                        )));
-                    }
-                }
-                tables.register_table(
-                    name.clone(),
-                    Arc::new(MemTable::try_new(schema, vec![batches])?),
-                )?;
-            }
-            let plan = physical(&state, logical(&state, &stages.output)?)?;
+            let (state, tables) = private_state(&base, None)?;
+            run_stages(&state, &tables, &stages, ctx.clone()).await?;
+            let plan = physical(&state, &stages.output).await?;
             execute_stream(plan, ctx)
         };
         // The plan made now may type a column differently (Utf8View for

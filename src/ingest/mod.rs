@@ -281,6 +281,8 @@ pub struct Document {
     pub chars_removed: BTreeMap<String, u64>,
     /// The document this one repeats.
     pub duplicate_of: Option<String>,
+    /// The entry of the document this one repeats (to read it again).
+    pub original: Option<Entry>,
     /// Whether the ingestion came from the store rather than a parse.
     pub cached: bool,
     /// Token count of `text`.
@@ -306,6 +308,7 @@ impl Document {
             pages: None,
             chars_removed: BTreeMap::new(),
             duplicate_of: None,
+            original: None,
             cached: false,
             tokens: None,
         }

@@ -2,6 +2,7 @@
 //! backoff, pricing and the trace, around whichever client an endpoint uses.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
+use std::fmt;
 
 use futures::future::{BoxFuture, FutureExt, Shared};
 use std::sync::atomic::{AtomicI64, Ordering};
@@ -87,10 +88,30 @@ pub struct Runtime {
     secrets: Vec<String>,
     replay_strict: bool,
     warned: Mutex<HashSet<String>>,
-    memo: Mutex<HashMap<String, Shared<BoxFuture<'static, Outcome>>>>,
+    memo: Mutex<HashMap<String, Memo>>,
     progress: Option<Mutex<Progress>>,
     store: Option<Store>,
     retry_failed: bool,
+}
+
+/// What a statement remembers of a request it sent.
+#[derive(Clone)]
+enum Memo {
+    /// Sent (or being sent): every asker gets this outcome.
+    Sent(Shared<BoxFuture<'static, Outcome>>),
+    /// Answered and kept in the cache: a later ask gets this outcome with
+    /// the reply's text read from the cache, so the statement's memory
+    /// does not grow with its answers.
+    Cached(Outcome),
+}
+
+impl fmt::Debug for Memo {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Memo::Sent(_) => "Sent",
+            Memo::Cached(_) => "Cached",
+        })
+    }
 }
 
 /// How the runtime is built.
@@ -125,12 +146,19 @@ struct Progress {
     usd: f64,
     usd_unknown: bool,
     stage: String,
+    /// Documents a screening or extraction run has finished, of how many.
+    docs: Option<(u64, Option<u64>)>,
 }
 
 impl Progress {
     fn line(&self, now: Instant) -> String {
+        let docs = match self.docs {
+            Some((done, Some(total))) => format!("{done} of {total} documents, "),
+            Some((done, None)) => format!("{done} documents, "),
+            None => String::new(),
+        };
         format!(
-            "\r{}: {} calls ({} cached, {} failed), ${:.4}{}, {:.0}s   ",
+            "\r{}: {docs}{} calls ({} cached, {} failed), ${:.4}{}, {:.0}s   ",
             self.stage,
             self.calls,
             self.cached,
@@ -217,6 +245,11 @@ impl Runtime {
     /// The cache, when there is one.
     pub fn cache(&self) -> Option<&Cache> {
         self.cache.as_ref()
+    }
+
+    /// Whether requests that failed in an earlier run are sent again.
+    pub fn retry_failed(&self) -> bool {
+        self.retry_failed
     }
 
     /// Whether a replay miss must stop the query.
@@ -359,8 +392,9 @@ impl Runtime {
     /// Within one statement a request is sent once: a query that asks the
     /// same thing twice (a CTE referenced twice is evaluated twice, a column
     /// with repeated prompts) waits for the first answer and gets the same
-    /// outcome, success or failure, with no second request and no second
-    /// trace row. [`Runtime::begin_statement`] starts a new statement.
+    /// outcome, success or failure, with no second request (with a cache,
+    /// an ask after the answer was cached reads the cache and is traced as
+    /// cached). [`Runtime::begin_statement`] starts a new statement.
     pub async fn call(self: &Arc<Self>, req: Request, ctx: &CallContext) -> Outcome {
         let key = match self.endpoint(ctx.endpoint.as_deref()) {
             Ok(ep) => req.cache_key(&ep.client.endpoint()),
@@ -370,27 +404,63 @@ impl Runtime {
         // even when the plan stops polling that asker (a hash join reads its
         // build side to the end before it polls the probe side, which may be
         // waiting for the same answer).
-        let shared = self
+        let memo = self
             .memo
             .lock()
             .expect("memo lock")
-            .entry(key)
+            .entry(key.clone())
             .or_insert_with(|| {
                 let rt = self.clone();
                 let ctx = ctx.clone();
                 let task = tokio::spawn(async move { rt.call_once(req, &ctx).await });
-                async move {
-                    task.await.unwrap_or_else(|e| {
-                        Outcome::failed(ModelError::Transport(format!(
-                            "the request's task stopped: {e}"
-                        )))
-                    })
-                }
-                .boxed()
-                .shared()
+                Memo::Sent(
+                    async move {
+                        task.await.unwrap_or_else(|e| {
+                            Outcome::failed(ModelError::Transport(format!(
+                                "the request's task stopped: {e}"
+                            )))
+                        })
+                    }
+                    .boxed()
+                    .shared(),
+                )
             })
             .clone();
-        let out = shared.await;
+        let out = match memo {
+            Memo::Sent(shared) => {
+                let out = shared.await;
+                // Once the cache keeps the answer, memory need not.
+                if out.ok() && self.cache.is_some() {
+                    self.memo.lock().expect("memo lock").insert(
+                        key.clone(),
+                        Memo::Cached(Outcome {
+                            text: None,
+                            ..out.clone()
+                        }),
+                    );
+                }
+                out
+            }
+            // Asked and traced already in this statement.
+            Memo::Cached(first) => {
+                let reply = match &self.cache {
+                    Some(c) => c.get(&key).await,
+                    None => None,
+                };
+                reply.map_or_else(
+                    || {
+                        Outcome::failed(ModelError::Transport(
+                            "the cached answer of a request asked earlier in this statement is gone"
+                                .into(),
+                        ))
+                    },
+                    |reply| Outcome {
+                        text: Some(reply.text),
+                        ..first
+                    },
+                )
+            }
+        };
         self.show_progress(&ctx.stage, &out);
         out
     }
@@ -408,12 +478,26 @@ impl Runtime {
         }
     }
 
+    /// Whether a progress line is shown (an interactive terminal).
+    pub fn shows_progress(&self) -> bool {
+        self.progress.is_some()
+    }
+
+    /// Counts `n` more documents finished by a screening or extraction run
+    /// (`stage`) of `total` (when known), for the progress line.
+    pub fn documents_done(&self, stage: &str, n: u64, total: Option<u64>) {
+        let Some(p) = &self.progress else { return };
+        let mut p = p.lock().expect("progress lock");
+        p.stage = stage.to_string();
+        let done = p.docs.map_or(0, |d| d.0) + n;
+        p.docs = Some((done, total));
+        Self::show(&mut p, true);
+    }
+
     /// Updates the progress line (at most every half second).
     fn show_progress(&self, stage: &str, out: &Outcome) {
         let Some(p) = &self.progress else { return };
         let mut p = p.lock().expect("progress lock");
-        let now = Instant::now();
-        p.started.get_or_insert(now);
         p.stage = stage.to_string();
         p.calls += 1;
         p.cached += out.cached as u64;
@@ -422,8 +506,15 @@ impl Runtime {
             Some(u) => p.usd += u,
             None => p.usd_unknown = true,
         }
-        if p.shown
-            .is_some_and(|t| now.duration_since(t) < Duration::from_millis(500))
+        Self::show(&mut p, false);
+    }
+
+    fn show(p: &mut Progress, now_anyway: bool) {
+        let now = Instant::now();
+        p.started.get_or_insert(now);
+        if !now_anyway
+            && p.shown
+                .is_some_and(|t| now.duration_since(t) < Duration::from_millis(500))
         {
             return;
         }

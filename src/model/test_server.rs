@@ -67,6 +67,8 @@ struct State {
     /// Answers given or promised; requests beyond `hold_after` wait.
     granted: AtomicUsize,
     hold_after: AtomicUsize,
+    /// Requests whose last user message contains this wait.
+    hold_matching: Mutex<Option<String>>,
     taken: Mutex<HashMap<usize, usize>>,
     seen: Mutex<Vec<Seen>>,
     in_flight: AtomicUsize,
@@ -148,9 +150,17 @@ impl TestServer {
         self.state.hold_after.store(n, Ordering::SeqCst);
     }
 
+    /// Holds every request whose last user message contains `needle`
+    /// unanswered until [`TestServer::release`] (to stop a client with one
+    /// part of its work done and another not).
+    pub fn hold_matching(&self, needle: &str) {
+        *self.state.hold_matching.lock().expect("hold") = Some(needle.to_string());
+    }
+
     /// Lets held requests go on.
     pub fn release(&self) {
         self.state.hold_after.store(usize::MAX, Ordering::SeqCst);
+        *self.state.hold_matching.lock().expect("hold") = None;
     }
 
     /// The bodies of the requests answered (with a status or a reply, not a
@@ -234,7 +244,18 @@ async fn serve(mut sock: TcpStream, st: Arc<State>, latency: Duration) -> std::i
             });
         }
         tokio::time::sleep(latency).await;
+        let prompt = last_user(&body);
         loop {
+            let held = st
+                .hold_matching
+                .lock()
+                .expect("hold")
+                .as_ref()
+                .is_some_and(|n| prompt.contains(n.as_str()));
+            if held {
+                tokio::time::sleep(Duration::from_millis(5)).await;
+                continue;
+            }
             let g = st.granted.load(Ordering::SeqCst);
             if g < st.hold_after.load(Ordering::SeqCst) {
                 if st

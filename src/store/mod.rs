@@ -229,6 +229,20 @@ pub fn parquet_bytes(batch: &RecordBatch, meta: Option<(&str, String)>) -> Resul
     Ok(buf)
 }
 
+/// Reads every batch of a Parquet file and the value of one metadata key.
+pub fn read_parquet_meta(bytes: Bytes, key: &str) -> Result<(Option<String>, Vec<RecordBatch>)> {
+    let b = ParquetRecordBatchReaderBuilder::try_new(bytes)
+        .map_err(|e| QuarryError::DataFusion(e.into()))?;
+    let value = b
+        .metadata()
+        .file_metadata()
+        .key_value_metadata()
+        .and_then(|kv| kv.iter().find(|k| k.key == key))
+        .and_then(|k| k.value.clone());
+    let reader = b.build().map_err(|e| QuarryError::DataFusion(e.into()))?;
+    Ok((value, reader.collect::<Result<_, _>>()?))
+}
+
 /// Reads every batch of a Parquet file.
 pub fn read_parquet(bytes: Bytes) -> Result<Vec<RecordBatch>> {
     let reader = ParquetRecordBatchReaderBuilder::try_new(bytes)

@@ -87,6 +87,42 @@ fn file_of_statements_runs_in_order() {
     assert_eq!(String::from_utf8(out.stdout).unwrap(), "x\na;b\ny\n2\n");
 }
 
+/// A statement with no result columns (CREATE TABLE ... AS, CREATE VIEW)
+/// prints nothing, and what it made is there for the next statement.
+#[test]
+fn create_table_as_prints_nothing_and_keeps_the_table() {
+    for format in ["table", "csv", "json"] {
+        let out = quarry()
+            .args([
+                "sql",
+                "--no-store",
+                "--format",
+                format,
+                "-c",
+                "CREATE TABLE t AS SELECT 1 AS x UNION ALL SELECT 2",
+                "-c",
+                "CREATE VIEW v AS SELECT sum(x) AS s FROM t",
+                "-c",
+                "SELECT s FROM v",
+            ])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{format}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let text = String::from_utf8(out.stdout).unwrap();
+        assert!(
+            text.contains('3') && !text.contains("count"),
+            "{format}: {text}"
+        );
+        if format == "csv" {
+            assert_eq!(text, "s\n3\n");
+        }
+    }
+}
+
 #[test]
 fn interactive_shell_takes_multi_line_statements_and_commands() {
     let home = tempfile::tempdir().unwrap();

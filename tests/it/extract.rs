@@ -739,48 +739,76 @@ async fn extraction_of_what_the_screening_included() {
 }
 
 /// A run killed with SIGKILL in the middle and started again finishes with
-/// the same tables as an uninterrupted run, and no request that was
-/// answered is sent again (successes come from the cache, failures from the
-/// store's record of them).
+/// the same tables as an uninterrupted run (what the query returns and the
+/// store's `extraction`, `evidence` and `screening` tables), and no request
+/// that was answered is sent again (successes come from the cache,
+/// failures from the store's record of them, finished windows from the
+/// store's results). The run screens first and extracts what it includes.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_killed_run_started_again_ends_with_the_same_tables() {
     use serde_json::json;
+    const DOCS: usize = 40;
     let dir = tempfile::tempdir().unwrap();
     let corpus = dir.path().join("corpus");
     std::fs::create_dir(&corpus).unwrap();
     let rules = || {
-        let mut r = Vec::new();
-        for i in 0..30 {
+        let (mut screening, mut extraction) = (Vec::new(), Vec::new());
+        for i in 0..DOCS {
+            let says = format!("We enrolled {} participants.", 50 + i);
             std::fs::write(
                 corpus.join(format!("k{i:02}.txt")),
-                format!("Trial K{i:02}. We enrolled {} participants.", 50 + i),
+                format!("Trial K{i:02}. A randomised trial. {says}"),
             )
             .unwrap();
-            let ok = reply(
-                None,
-                Some((
-                    json!(50 + i),
-                    &format!("We enrolled {} participants.", 50 + i),
-                )),
-            );
+            // Every fifth is excluded, one screening request fails.
+            let decision = match i {
+                7 => Action::Status(500, None),
+                _ if i % 5 == 3 => Action::Reply(
+                    json!({"decision": "exclude", "reason": "not a trial", "criterion": "I1",
+                           "quote": format!("Trial K{i:02}.")})
+                    .to_string(),
+                ),
+                _ => Action::Reply(
+                    json!({"decision": "include", "reason": "a trial", "criterion": null,
+                           "quote": "A randomised trial."})
+                    .to_string(),
+                ),
+            };
+            screening.push(rule(
+                &format!("Document:\n\"\"\"\nTrial K{i:02}."),
+                vec![decision],
+            ));
+            let ok = reply(None, Some((json!(50 + i), &says)));
             let actions = match i {
-                25.. => vec![Action::Status(500, None)],
+                33.. => vec![Action::Status(500, None)],
                 _ => vec![ok],
             };
-            r.push(rule(&format!("Trial K{i:02}."), actions));
+            extraction.push(rule(&format!("Trial K{i:02}."), actions));
         }
-        r
+        // A screening request also holds the document's text: its rules
+        // come first.
+        screening.extend(extraction);
+        screening
     };
     let proto = dir.path().join("protocol.toml");
-    std::fs::write(&proto, PROTOCOL).unwrap();
+    std::fs::write(
+        &proto,
+        format!("inclusion = [\"a randomised trial\"]\n{PROTOCOL}"),
+    )
+    .unwrap();
     let (c, p) = (corpus.display().to_string(), proto.display().to_string());
+    let f = "regexp_replace(source, '^.*/', '') AS f";
     let queries = [
-        format!("SELECT regexp_replace(source, '^.*/', '') AS f, n, n_filled, n_unverified, status, error FROM extract('{c}', '{p}') ORDER BY f"),
-        format!("SELECT field, value, quote, verified FROM evidence('{c}', '{p}') ORDER BY value"),
+        format!("SELECT {f}, n, n_filled, n_unverified, status, error FROM extract('{c}', '{p}', 'included') ORDER BY f"),
+        format!("SELECT field, value, quote, verified FROM evidence('{c}', '{p}', 'included') ORDER BY value"),
+        // The store's tables.
+        format!("SELECT {f}, n, n_filled, status, error FROM extraction ORDER BY f"),
+        "SELECT field, value, quote, verified, page, char_start FROM evidence ORDER BY value".to_string(),
+        format!("SELECT {f}, decision, criterion, quote, verified, status, error FROM screening ORDER BY f"),
     ];
     let run = |url: &str, store: &Path| {
         let cfg = store.with_extension("toml");
-        std::fs::write(&cfg, format!("[model]\nname = \"gpt-4o-mini\"\n[endpoints.default]\nbase_url = \"{url}\"\nmax_in_flight = 2\nmax_attempts = 1\n")).unwrap();
+        std::fs::write(&cfg, format!("[model]\nname = \"gpt-4o-mini\"\n[endpoints.default]\nbase_url = \"{url}\"\nmax_in_flight = 4\nmax_attempts = 1\n")).unwrap();
         let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_quarry"));
         cmd.args([
             "sql",
@@ -814,26 +842,72 @@ async fn a_killed_run_started_again_ends_with_the_same_tables() {
             .to_string()
     };
     let want = norm(out.stdout);
+    let total = a.count();
+    // Each table has three border lines (top, under the header, bottom).
+    let mut tables: Vec<String> = vec![String::new()];
+    let mut borders = 0;
+    for line in want.lines() {
+        tables.last_mut().unwrap().push_str(&format!("{line}\n"));
+        if line.starts_with("+-") {
+            borders += 1;
+            if borders % 3 == 0 {
+                tables.push(String::new());
+            }
+        }
+    }
+    tables.retain(|t| !t.trim().is_empty());
+    assert_eq!(tables.len(), 5, "{want}");
+    // The query and the store's tables agree.
+    assert_eq!(tables[0].lines().count(), tables[2].lines().count());
+    assert_eq!(tables[1].lines().count(), tables[3].lines().count());
+    for t in [&tables[0], &tables[2]] {
+        assert!(
+            t.contains("| k32.txt | 82") && t.contains("1 of 1 requests failed"),
+            "{t}"
+        );
+        assert!(!t.contains("k03.txt") && !t.contains("k07.txt"), "{t}");
+    }
     assert!(
-        want.contains("| k24.txt | 74") && want.contains("1 of 1 requests failed"),
-        "{want}"
+        tables[4].contains("| k03.txt | exclude  | I1")
+            && tables[4].contains("| k07.txt |          |")
+            && tables[4].contains("http_error: HTTP 500"),
+        "{}",
+        tables[4]
     );
+    assert_eq!(tables[4].lines().count(), DOCS + 4, "{}", tables[4]);
 
-    // Killed after 8 answers, with the server holding every later request,
-    // once the client has kept all 8 (replies cached, failures recorded).
+    // Killed with the last document's screening held by the server: its
+    // window (documents 32 to 39) waits for it before it extracts anything;
+    // the other two windows are written.
+    let last_window_extractions = (32..DOCS).filter(|i| i % 5 != 3).count();
+    let held = total - 1 - last_window_extractions;
     let b = TestServer::start(rules(), Duration::ZERO).await.unwrap();
-    b.hold_after(8);
+    b.hold_matching(&format!("Document:\n\"\"\"\nTrial K{:02}.", DOCS - 1));
     let store_b = dir.path().join("b");
     let mut child = run(&b.base_url(), &store_b).spawn().unwrap();
     let kept = |d: &str| walk(&store_b.join(d)).len();
     let t0 = std::time::Instant::now();
-    while b.answered().len() < 8 || kept("cache") + kept("failures") < 8 {
+    while b.answered().len() < held
+        || kept("cache") + kept("failures") < held
+        || kept("results/screening") < 32
+        || kept("results/extraction") < 32
+        || kept("results/evidence") < 32
+    {
         assert!(
             t0.elapsed() < Duration::from_secs(60),
-            "the client never kept 8 answers"
+            "the client never kept {held} answers and two windows: {} answered, {} kept, results {} {} {}",
+            b.answered().len(),
+            kept("cache") + kept("failures"),
+            kept("results/screening"),
+            kept("results/extraction"),
+            kept("results/evidence")
         );
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
+    assert!(
+        child.try_wait().unwrap().is_none(),
+        "the run ended before the kill"
+    );
     child.kill().unwrap(); // SIGKILL
     child.wait().unwrap();
     let before: Vec<String> = b
@@ -841,7 +915,7 @@ async fn a_killed_run_started_again_ends_with_the_same_tables() {
         .iter()
         .map(|v| v["messages"].to_string())
         .collect();
-    assert_eq!(before.len(), 8);
+    assert_eq!(before.len(), held);
     b.release();
     let out = run(&b.base_url(), &store_b).output().unwrap();
     assert!(
@@ -856,18 +930,18 @@ async fn a_killed_run_started_again_ends_with_the_same_tables() {
         .iter()
         .map(|v| v["messages"].to_string())
         .collect();
-    let again: Vec<&String> = answered[8..]
+    let again: Vec<&String> = answered[held..]
         .iter()
         .filter(|a| before.contains(a))
         .collect();
     assert!(again.is_empty(), "sent again after an answer: {again:#?}");
-    // The requests held at the kill (at most max_in_flight = 2) are answered
-    // into closed connections and sent again; nothing else is.
+    // The request held at the kill is answered into a closed connection
+    // and sent again; nothing else is.
     let mut unique = answered.clone();
     unique.sort();
     unique.dedup();
-    assert_eq!(unique.len(), 30);
-    assert!(answered.len() <= 30 + 2, "{}", answered.len());
+    assert_eq!(unique.len(), total);
+    assert!(answered.len() <= total + 1, "{}", answered.len());
 }
 
 /// on_error = "stop": the first failure stops the query with its message.

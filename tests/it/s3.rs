@@ -238,3 +238,90 @@ async fn model_cache_and_trace_live_on_s3() {
         "{calls}"
     );
 }
+
+/// An extraction over an S3 prefix with the store on S3: each document's
+/// rows are kept there, the store's `extraction` and `evidence` tables read
+/// them in the next session, and running the extraction again restores
+/// them without a single call (none sent, none answered from the cache).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn extraction_results_live_on_s3_and_are_restored() {
+    use quarry::model::test_server::{Action, Rule, TestServer};
+    bucket("xruns").await;
+    let s3 = bucket("xdocs").await;
+    for (i, n) in [(1, 120), (2, 80), (3, 45)] {
+        s3.put(
+            &ObjPath::from(format!("trials/t{i}.txt")),
+            PutPayload::from(format!("Trial {i}. We enrolled {n} participants.")),
+        )
+        .await
+        .unwrap();
+    }
+    let rules = [(1, 120), (2, 80), (3, 45)]
+        .iter()
+        .map(|(i, n)| Rule {
+            needle: format!("Trial {i}."),
+            actions: vec![Action::Reply(
+                serde_json::json!({"n": n, "n__quote": format!("We enrolled {n} participants.")})
+                    .to_string(),
+            )],
+        })
+        .collect();
+    let srv = TestServer::start(rules, Duration::ZERO).await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = dir.path().join("quarry.toml");
+    std::fs::write(
+        &cfg,
+        format!(
+            "[model]\nname = \"gpt-4o-mini\"\n[endpoints.default]\nbase_url = \"{}\"\n",
+            srv.base_url()
+        ),
+    )
+    .unwrap();
+    let proto = dir.path().join("protocol.toml");
+    std::fs::write(
+        &proto,
+        "name = \"n\"\n[[fields]]\nname = \"n\"\ndescription = \"Participants\"\ntype = \"integer\"\n",
+    )
+    .unwrap();
+    let settings = quarry::Settings {
+        store: Some("s3://xruns/store/".into()),
+        config: Some(cfg),
+        ..Default::default()
+    };
+    let q = format!(
+        "SELECT regexp_replace(source, '^.*/', '') AS f, n, n_filled, status FROM extract('s3://xdocs/trials/', '{}') ORDER BY f",
+        proto.display()
+    );
+    let first = table(&quarry::session(&settings).unwrap(), &q).await;
+    assert!(
+        first.contains("| t1.txt | 120 | 1        | ok     |")
+            && first.contains("| t3.txt | 45  | 1        | ok     |"),
+        "{first}"
+    );
+    assert_eq!(srv.count(), 3);
+    let ctx = quarry::session(&settings).unwrap();
+    let calls = "SELECT count(*) AS n FROM calls";
+    let traced = table(&ctx, calls).await;
+    assert_eq!(table(&ctx, &q).await, first);
+    assert_eq!(
+        table(&ctx, calls).await,
+        traced,
+        "restored: no call at all, not even a cached one"
+    );
+    let stored = table(
+        &ctx,
+        "SELECT regexp_replace(source, '^.*/', '') AS f, n, n_filled, status FROM extraction ORDER BY f",
+    )
+    .await;
+    assert_eq!(stored, first);
+    let ev = table(
+        &ctx,
+        "SELECT value, quote, verified FROM evidence ORDER BY value",
+    )
+    .await;
+    assert!(
+        ev.contains("| 120   | We enrolled 120 participants. | true     |"),
+        "{ev}"
+    );
+    assert_eq!(ev.lines().count(), 3 + 4, "{ev}");
+}

@@ -1,0 +1,513 @@
+//! A screening or extraction run, window by window: the corpus is listed,
+//! read and deduplicated as one stream, cut into windows of a few documents,
+//! and each window runs the rendered SQL's stages and output queries over
+//! its own documents only (the corpus functions in the window's session read
+//! those documents instead of the source). A few windows run at once, so the
+//! endpoint's requests stay in flight across window ends, and memory holds
+//! those windows, never the corpus.
+//!
+//! With a store, each document's rows of every table the run makes
+//! (`extraction` and `evidence`, `screening`) are written to the store as
+//! its window completes, keyed on the document (path, size, modification
+//! time or ETag, status, the copy it repeats), the rendered SQL and the
+//! model; a later run restores them instead of reading the document again.
+//! A run killed at any moment and started again redoes only the windows it
+//! had not written, and their answered requests come from the cache.
+
+use std::collections::HashMap;
+use std::fmt;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+use datafusion::arrow::array::{Array, AsArray, RecordBatch, UInt32Array};
+use datafusion::arrow::compute::{cast, concat_batches, take_record_batch};
+use datafusion::arrow::datatypes::{DataType, SchemaRef};
+use datafusion::catalog::streaming::StreamingTable;
+use datafusion::catalog::TableProvider;
+use datafusion::common::{plan_err, DataFusionError, Result};
+use datafusion::execution::{SessionState, TaskContext};
+use datafusion::physical_plan::stream::RecordBatchStreamAdapter;
+use datafusion::physical_plan::streaming::PartitionStream;
+use datafusion::physical_plan::{collect, SendableRecordBatchStream};
+use futures::{StreamExt, TryStreamExt};
+use sha2::{Digest, Sha256};
+
+use super::staged::{conform, physical, plan_stages, private_state, run_stages, Stages};
+use super::{corpus_options, parse_options, Env, Preset, CORPUS_OPTIONS};
+use crate::ingest::Document;
+use crate::source::Source;
+use crate::store::{parquet_bytes, read_parquet_meta, Store};
+
+/// Documents per window.
+pub const WINDOW_DOCS: usize = 16;
+
+/// Windows running at once.
+pub const WINDOWS_AT_ONCE: usize = 4;
+
+/// Where run results are kept in a store.
+pub const RESULTS_DIR: &str = "results";
+
+/// The Parquet metadata key holding a result file's key.
+const KEY: &str = "quarry.result_key";
+
+/// The Parquet file naming the protocol whose extraction the store's
+/// `extraction` table shows (the one run last), with that table's schema.
+pub const LATEST_EXTRACTION: &str = "results/extraction_latest.parquet";
+
+/// One table a run makes.
+#[derive(Debug, Clone)]
+pub struct Output {
+    /// `extraction`, `evidence` or `screening`.
+    pub table: &'static str,
+    /// Its query over the stages.
+    pub sql: String,
+    /// Its schema (fixed for `evidence` and `screening`).
+    pub schema: Option<SchemaRef>,
+}
+
+/// A run: the rendered stages, the tables it makes, what it reads.
+#[derive(Debug, Clone)]
+pub struct Run {
+    /// The source as given.
+    pub source: String,
+    /// The protocol's corpus options.
+    pub ingest: String,
+    /// The protocol's short hash.
+    pub protocol: String,
+    /// What else decides the rows: the rendered SQL, the model and where
+    /// it is served.
+    pub salt: String,
+    /// The stages (their `output` is unused).
+    pub stages: Stages,
+    /// The tables, in the order they are written.
+    pub outputs: Vec<Output>,
+    /// The one the table function returns.
+    pub want: usize,
+    /// The store.
+    pub env: Env,
+    /// Rerun documents whose stored rows record failed requests.
+    pub retry_failed: bool,
+}
+
+/// The store path of one document's rows of one table.
+pub fn result_rel(table: &str, protocol: &str, source: &str) -> String {
+    let h = hex::encode(Sha256::digest(source.as_bytes()));
+    if table == "extraction" {
+        format!("{RESULTS_DIR}/extraction/{protocol}/{}.parquet", &h[..32])
+    } else {
+        format!("{RESULTS_DIR}/{table}/{protocol}_{}.parquet", &h[..32])
+    }
+}
+
+/// What a document's stored rows must have been made from.
+fn result_key(salt: &str, d: &Document) -> String {
+    let e = &d.entry;
+    let s = format!(
+        "{salt}|{}|{}|{}|{}|{:?}|{}|{}",
+        e.uri,
+        e.bytes,
+        e.modified_ms.unwrap_or_default(),
+        e.etag.as_deref().unwrap_or_default(),
+        d.status,
+        d.duplicate_of.as_deref().unwrap_or_default(),
+        d.document_id.as_deref().unwrap_or_default(),
+    );
+    hex::encode(Sha256::digest(s.as_bytes()))
+}
+
+/// Whether stored rows must be made again: a document skipped past a run
+/// ceiling is read by the next run; with `retry_failed`, so is one whose
+/// requests failed.
+fn rerun(batches: &[RecordBatch], retry_failed: bool) -> bool {
+    batches.iter().any(|b| {
+        let Some(c) = b.column_by_name("status") else {
+            return false;
+        };
+        let Ok(c) = cast(c, &DataType::Utf8) else {
+            return true;
+        };
+        c.as_string::<i32>()
+            .iter()
+            .flatten()
+            .any(|s| s == "skipped" || (retry_failed && matches!(s, "failed" | "incomplete")))
+    })
+}
+
+/// The table a run gives, planned now (every stage and output) so schemas
+/// and errors are known at planning.
+pub fn run_table(base: &SessionState, mut run: Run) -> Result<Arc<dyn TableProvider>> {
+    let sqls: Vec<&str> = run.outputs.iter().map(|o| o.sql.as_str()).collect();
+    let planned = plan_stages(base, &run.stages, &sqls)?;
+    for (o, p) in run.outputs.iter_mut().zip(planned) {
+        match &o.schema {
+            None => o.schema = Some(p),
+            Some(fixed) => {
+                let names = |s: &SchemaRef| -> Vec<String> {
+                    s.fields().iter().map(|f| f.name().clone()).collect()
+                };
+                if names(fixed) != names(&p) {
+                    return plan_err!(
+                        "the rendered SQL's {} columns {:?} are not the table's {:?}",
+                        o.table,
+                        names(&p),
+                        names(fixed)
+                    );
+                }
+            }
+        }
+    }
+    let schema = run.outputs[run.want]
+        .schema
+        .clone()
+        .unwrap_or_else(|| Arc::new(datafusion::arrow::datatypes::Schema::empty()));
+    let part = RunPartition {
+        base: base.clone(),
+        run: Arc::new(run),
+        schema: schema.clone(),
+    };
+    Ok(Arc::new(StreamingTable::try_new(
+        schema,
+        vec![Arc::new(part)],
+    )?))
+}
+
+struct RunPartition {
+    base: SessionState,
+    run: Arc<Run>,
+    schema: SchemaRef,
+}
+
+impl fmt::Debug for RunPartition {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RunPartition")
+            .field("source", &self.run.source)
+            .field("protocol", &self.run.protocol)
+            .finish()
+    }
+}
+
+impl PartitionStream for RunPartition {
+    fn schema(&self) -> &SchemaRef {
+        &self.schema
+    }
+
+    fn execute(&self, ctx: Arc<TaskContext>) -> SendableRecordBatchStream {
+        let (base, run) = (self.base.clone(), self.run.clone());
+        let registered = Arc::new(AtomicBool::new(false));
+        let windows = futures::stream::once(async move {
+            let usage = "the run's corpus options";
+            let source = Source::parse(&run.source).map_err(DataFusionError::from)?;
+            let opts = corpus_options(&parse_options(&run.ingest, usage, CORPUS_OPTIONS)?, usage)?;
+            let preset_opts = format!("{opts:?}");
+            let source = Arc::new(source);
+            // The progress line counts documents of the listing's total
+            // (listed once more, only for a terminal).
+            let rt = base.config().get_extension::<crate::model::Runtime>();
+            let total = match &rt {
+                Some(rt) if rt.shows_progress() => source
+                    .entries(opts.recursive)
+                    .await
+                    .ok()
+                    .map(|e| e.iter().filter(|e| !e.not_scanned).count() as u64),
+                _ => None,
+            };
+            let ingest = opts.ingest.clone();
+            let docs = crate::corpus::documents(source.clone(), run.env.store.clone(), opts, false);
+            Ok::<_, DataFusionError>(
+                docs.chunks(WINDOW_DOCS)
+                    .map(move |w| {
+                        let (base, run, ctx) = (base.clone(), run.clone(), ctx.clone());
+                        let read = Reading {
+                            source: source.clone(),
+                            opts: preset_opts.clone(),
+                            ingest: ingest.clone(),
+                        };
+                        let registered = registered.clone();
+                        let rt = rt.clone();
+                        async move {
+                            let docs = w
+                                .into_iter()
+                                .map(|d| d.map(Arc::new))
+                                .collect::<crate::error::Result<Vec<_>>>()?;
+                            let n = docs.len() as u64;
+                            let out = window(&base, &run, docs, &read, ctx).await?;
+                            if let Some(rt) = &rt {
+                                rt.documents_done(run.outputs[0].table, n, total);
+                            }
+                            if !registered.swap(true, Ordering::SeqCst) {
+                                register_extraction(&base, &run).await;
+                            }
+                            Ok::<_, DataFusionError>(out)
+                        }
+                    })
+                    .buffered(WINDOWS_AT_ONCE)
+                    .map_ok(|bs| futures::stream::iter(bs.into_iter().map(Ok)))
+                    .try_flatten(),
+            )
+        })
+        .try_flatten()
+        .boxed();
+        Box::pin(RecordBatchStreamAdapter::new(self.schema.clone(), windows))
+    }
+}
+
+/// How the run reads its source.
+struct Reading {
+    source: Arc<Source>,
+    /// The corpus options as a preset matches them.
+    opts: String,
+    ingest: crate::ingest::IngestSpec,
+}
+
+/// One window: its stored rows, or the stages and outputs run over the
+/// documents that have none, written per document; the wanted table's rows
+/// in listing order.
+async fn window(
+    base: &SessionState,
+    run: &Run,
+    docs: Vec<Arc<Document>>,
+    read: &Reading,
+    ctx: Arc<TaskContext>,
+) -> Result<Vec<RecordBatch>> {
+    let n_out = run.outputs.len();
+    let schema = |o: usize| run.outputs[o].schema.clone().expect("planned");
+    let keys: Vec<String> = docs.iter().map(|d| result_key(&run.salt, d)).collect();
+    // rows[o][i]: document i's rows of output o.
+    let mut rows: Vec<Vec<Option<RecordBatch>>> = vec![vec![None; docs.len()]; n_out];
+    if let Some(store) = &run.env.store {
+        let gets = (0..docs.len())
+            .flat_map(|i| (0..n_out).map(move |o| (i, o)))
+            .map(|(i, o)| {
+                let rel = result_rel(run.outputs[o].table, &run.protocol, &docs[i].entry.source);
+                async move { (i, o, store.get(&rel).await) }
+            });
+        for (i, o, got) in futures::future::join_all(gets).await {
+            let Ok(Some(bytes)) = got else { continue };
+            let Ok((Some(k), batches)) = read_parquet_meta(bytes, KEY) else {
+                continue;
+            };
+            if k != keys[i] {
+                continue;
+            }
+            let batches = batches
+                .into_iter()
+                .map(|b| conform(b, &schema(o)))
+                .collect::<Result<Vec<_>>>();
+            if let Ok(b) = batches.and_then(|b| Ok(concat_batches(&schema(o), &b)?)) {
+                rows[o][i] = Some(b);
+            }
+        }
+    }
+    let todo: Vec<usize> = (0..docs.len())
+        .filter(|&i| {
+            let stored: Vec<RecordBatch> = (0..n_out).filter_map(|o| rows[o][i].clone()).collect();
+            stored.len() < n_out || rerun(&stored, run.retry_failed)
+        })
+        .collect();
+    let mut unmatched: Vec<RecordBatch> = Vec::new();
+    if !todo.is_empty() {
+        // A duplicate's row repeats its first copy's values: a first copy
+        // outside the window is read again (its requests answer from the
+        // cache, or from this statement's memory) and its own rows are
+        // left to its window.
+        let mut companions: Vec<Arc<Document>> = Vec::new();
+        for &i in &todo {
+            let Some(first) = &docs[i].original else {
+                continue;
+            };
+            let known = docs
+                .iter()
+                .chain(&companions)
+                .any(|d| d.entry.source == first.source);
+            if !known {
+                let d = crate::corpus::read_entry(
+                    &read.source,
+                    run.env.store.as_ref(),
+                    first.clone(),
+                    &read.ingest,
+                )
+                .await;
+                companions.push(Arc::new(d));
+            }
+        }
+        // A first copy in the window but restored still has to be read
+        // for its duplicate.
+        let mut preset_docs: Vec<Arc<Document>> = companions.clone();
+        for (i, d) in docs.iter().enumerate() {
+            let needed = todo.contains(&i)
+                || todo.iter().any(|&j| {
+                    docs[j]
+                        .original
+                        .as_ref()
+                        .is_some_and(|f| f.source == d.entry.source)
+                });
+            if needed {
+                preset_docs.push(d.clone());
+            }
+        }
+        let env = Env {
+            store: run.env.store.clone(),
+            preset: Some(Arc::new(Preset {
+                source: read.source.spec.clone(),
+                opts: read.opts.clone(),
+                docs: preset_docs,
+            })),
+        };
+        let (state, tables) = private_state(base, Some(&env))?;
+        run_stages(&state, &tables, &run.stages, ctx.clone()).await?;
+        for (o, out) in run.outputs.iter().enumerate() {
+            let plan = physical(&state, &out.sql).await?;
+            let batches = collect(plan, ctx.clone())
+                .await?
+                .into_iter()
+                .map(|b| conform(b, &schema(o)))
+                .collect::<Result<Vec<_>>>()?;
+            let all = concat_batches(&schema(o), &batches)?;
+            // Rows belong to a document by source, or (evidence) by the
+            // id of the read document it was taken from.
+            let by_source = all.schema().index_of("source").is_ok();
+            let mut owner: HashMap<&str, usize> = HashMap::new();
+            for &i in &todo {
+                let d = &docs[i];
+                if by_source {
+                    owner.insert(d.entry.source.as_str(), i);
+                } else if d.status == crate::ingest::Status::Ok {
+                    if let Some(id) = &d.document_id {
+                        owner.insert(id.as_str(), i);
+                    }
+                }
+            }
+            let col = cast(
+                all.column_by_name(if by_source { "source" } else { "document_id" })
+                    .ok_or_else(|| {
+                        DataFusionError::Execution(format!(
+                            "the {} rows have no document column",
+                            out.table
+                        ))
+                    })?,
+                &DataType::Utf8,
+            )?;
+            let col = col.as_string::<i32>();
+            // Rows of documents read only for a duplicate belong to
+            // another window (or were restored).
+            let others: std::collections::HashSet<&str> = docs
+                .iter()
+                .enumerate()
+                .filter(|(i, _)| !todo.contains(i))
+                .map(|(_, d)| d)
+                .chain(&companions)
+                .flat_map(|d| [Some(d.entry.source.as_str()), d.document_id.as_deref()])
+                .flatten()
+                .collect();
+            let mut take: Vec<Vec<u32>> = vec![Vec::new(); docs.len()];
+            let mut rest: Vec<u32> = Vec::new();
+            for r in 0..all.num_rows() {
+                let v = col.is_valid(r).then(|| col.value(r));
+                match v.and_then(|v| owner.get(v)) {
+                    Some(&i) => take[i].push(r as u32),
+                    None if v.is_some_and(|v| others.contains(v)) => {}
+                    None => rest.push(r as u32),
+                }
+            }
+            for &i in &todo {
+                rows[o][i] = Some(take_record_batch(
+                    &all,
+                    &UInt32Array::from(std::mem::take(&mut take[i])),
+                )?);
+            }
+            if o == run.want && !rest.is_empty() {
+                unmatched.push(take_record_batch(&all, &UInt32Array::from(rest))?);
+            }
+        }
+        if let Some(store) = &run.env.store {
+            write_rows(store, run, &docs, &keys, &todo, &rows).await;
+        }
+    }
+    let mut out: Vec<RecordBatch> = rows[run.want]
+        .iter_mut()
+        .filter_map(Option::take)
+        .filter(|b| b.num_rows() > 0)
+        .collect();
+    out.extend(unmatched);
+    Ok(out)
+}
+
+/// Writes each computed document's rows of every table; a store that
+/// cannot be written loses resumability, not results, so it warns.
+async fn write_rows(
+    store: &Store,
+    run: &Run,
+    docs: &[Arc<Document>],
+    keys: &[String],
+    todo: &[usize],
+    rows: &[Vec<Option<RecordBatch>>],
+) {
+    let puts = todo
+        .iter()
+        .flat_map(|&i| (0..run.outputs.len()).map(move |o| (i, o)))
+        .filter_map(|(i, o)| {
+            let b = rows[o][i].as_ref()?;
+            let rel = result_rel(run.outputs[o].table, &run.protocol, &docs[i].entry.source);
+            let bytes = parquet_bytes(b, Some((KEY, keys[i].clone())));
+            Some(async move {
+                match bytes {
+                    Ok(bytes) => store.put(&rel, bytes).await,
+                    Err(e) => Err(e),
+                }
+            })
+        });
+    for r in futures::future::join_all(puts).await {
+        if let Err(e) = r {
+            eprintln!("warning: a result could not be kept in the store (a later run reads that document again): {e}");
+            break;
+        }
+    }
+}
+
+/// After a run's first window: the store's `extraction` table becomes this
+/// protocol's, in this session and (through [`LATEST_EXTRACTION`]) the
+/// sessions after it.
+async fn register_extraction(base: &SessionState, run: &Run) {
+    let Some(store) = &run.env.store else { return };
+    let Some(o) = run.outputs.iter().find(|o| o.table == "extraction") else {
+        return;
+    };
+    let Some(schema) = &o.schema else { return };
+    let pointer = RecordBatch::new_empty(schema.clone());
+    if let Ok(bytes) = parquet_bytes(&pointer, Some((KEY, run.protocol.clone()))) {
+        if let Err(e) = store.put(LATEST_EXTRACTION, bytes).await {
+            eprintln!("warning: {e}");
+        }
+    }
+    let opts = base.config_options();
+    let Some(schema_provider) = base
+        .catalog_list()
+        .catalog(&opts.catalog.default_catalog)
+        .and_then(|c| c.schema(&opts.catalog.default_schema))
+    else {
+        return;
+    };
+    let rel = format!("{RESULTS_DIR}/extraction/{}", run.protocol);
+    match crate::session::store_table(store, &rel, schema.clone()) {
+        Ok((table, mount)) => {
+            if let Some((url, os)) = mount {
+                base.runtime_env().register_object_store(&url, os);
+            }
+            let _ = schema_provider.deregister_table("extraction");
+            let _ = schema_provider.register_table("extraction".into(), table);
+        }
+        Err(e) => eprintln!("warning: {e}"),
+    }
+}
+
+/// The protocol and schema of the store's latest extraction, if any.
+pub async fn latest_extraction(store: &Store) -> Option<(String, SchemaRef)> {
+    let bytes = store.get(LATEST_EXTRACTION).await.ok()??;
+    let b = datafusion::parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(
+        bytes.clone(),
+    )
+    .ok()?;
+    let schema = b.schema().clone();
+    let (protocol, _) = read_parquet_meta(bytes, KEY).ok()?;
+    Some((protocol?, schema))
+}
