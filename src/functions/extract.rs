@@ -12,11 +12,12 @@ use datafusion::common::{plan_err, Result};
 use datafusion::datasource::MemTable;
 use datafusion::execution::SessionState;
 
-use super::run::{run_table, Output, Run};
+use super::run::{run_table, Output, Plan, Run};
 use super::{literal_args, str_arg, Env};
 use crate::model::Runtime;
 use crate::review::{
-    render_extract, render_screen, split_stages, sql_text, ExtractOutput, Protocol, Scope,
+    extraction_prompt, extraction_schema, render_extract, render_screen, screening_prompt,
+    screening_schema, split_stages, sql_text, ExtractOutput, Protocol, Scope,
 };
 use crate::tables;
 
@@ -183,7 +184,33 @@ impl ExtractFn {
                 salt.push_str(&format!("|{}|{:?}", e.base_url, e.api));
             }
         }
+        let screen = (
+            screening_prompt(p).len() + screening_schema().to_string().len(),
+            (p.screen_tokens * 4) as usize,
+        );
+        // The segmenter as `chunks(...)` in the template builds it (the
+        // protocol was validated, so the method parses).
+        let extract = crate::segment::Method::parse(&p.segment.method).map(|m| {
+            let mut spec = crate::segment::SegmentSpec::new(m, p.segment.max_tokens as usize);
+            spec.overlap_tokens = p.segment.overlap_tokens as usize;
+            (
+                spec,
+                extraction_prompt(p).len() + extraction_schema(p).to_string().len(),
+            )
+        });
+        let screening = matches!(self.kind, Kind::Screen | Kind::ScreenSql);
+        let plan = Plan {
+            screen: (screening || scope == Scope::Included).then_some(screen),
+            extract: extract.filter(|_| !screening && scope == Scope::All),
+            model: p
+                .model
+                .clone()
+                .or_else(|| rt.map(|rt| rt.config().default_model()))
+                .unwrap_or_default(),
+            max_output: p.max_output.map(|m| m as u32),
+        };
         Run {
+            plan,
             source: src.to_string(),
             ingest: p.ingest.clone(),
             protocol: p.short_hash(),

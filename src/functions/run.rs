@@ -65,6 +65,23 @@ pub struct Output {
     pub schema: Option<SchemaRef>,
 }
 
+/// What a run will ask, for checking a run's ceilings before anything is
+/// sent (requests it adds later, such as adjudications or repairs, are not
+/// known up front).
+#[derive(Debug, Clone, Default)]
+pub struct Plan {
+    /// One screening request per readable document: the length of the
+    /// instructions and schema, and of the most text sent.
+    pub screen: Option<(usize, usize)>,
+    /// One extraction request per chunk (unless the screening decides
+    /// which): the segmenter and the length of the instructions and schema.
+    pub extract: Option<(crate::segment::SegmentSpec, usize)>,
+    /// The model the requests name.
+    pub model: String,
+    /// Their output cap.
+    pub max_output: Option<u32>,
+}
+
 /// A run: the rendered stages, the tables it makes, what it reads.
 #[derive(Debug, Clone)]
 pub struct Run {
@@ -87,6 +104,76 @@ pub struct Run {
     pub env: Env,
     /// Rerun documents whose stored rows record failed requests.
     pub retry_failed: bool,
+    /// What it will ask.
+    pub plan: Plan,
+}
+
+/// With a run ceiling set (`max_total_calls`, `max_total_usd`), the whole
+/// run's requests counted and priced at their worst case before any is
+/// sent, and the run refused when they exceed it. This reads (or takes from
+/// the store) and segments every document once more, streaming.
+async fn check_plan(
+    rt: &crate::model::Runtime,
+    run: &Run,
+    source: Arc<Source>,
+    opts: crate::corpus::CorpusOptions,
+) -> Result<()> {
+    let limits = rt.rails().limits();
+    if limits.max_total_calls.is_none() && limits.max_total_usd.is_none() {
+        return Ok(());
+    }
+    let plan = &run.plan;
+    let max_output = rt.resolve_max_output(&plan.model, plan.max_output) as u64;
+    let info = rt.config().registry.info(&plan.model);
+    // As the rails estimate a request: about three characters a token.
+    let worst = |chars: usize| info.usd((chars as u64).div_ceil(3) + 8, max_output);
+    let mut tokenizer_spec = plan.extract.clone();
+    if let Some((spec, _)) = &mut tokenizer_spec {
+        spec.tokenizer = opts.ingest.tokenizer;
+    }
+    let docs = crate::corpus::documents(source, run.env.store.clone(), opts, false);
+    let counts = docs
+        .map(|d| {
+            let spec = tokenizer_spec.clone();
+            let screen = plan.screen;
+            async move {
+                let d = d?;
+                if d.status != crate::ingest::Status::Ok {
+                    return Ok::<_, DataFusionError>(Vec::new());
+                }
+                tokio::task::spawn_blocking(move || {
+                    let mut sizes = Vec::new();
+                    if let Some((fixed, most)) = screen {
+                        sizes.push(fixed + d.text.len().min(most));
+                    }
+                    if let Some((spec, fixed)) = spec {
+                        let seg = crate::segment::segment(
+                            &crate::segment::SegDoc {
+                                text: &d.text,
+                                blocks: &d.blocks,
+                            },
+                            &spec,
+                        );
+                        sizes.extend(seg.chunks.iter().map(|c| fixed + (c.end - c.start)));
+                    }
+                    sizes
+                })
+                .await
+                .map_err(|e| DataFusionError::Execution(format!("planning stopped: {e}")))
+            }
+        })
+        .buffered(4);
+    let (mut calls, mut usd) = (0u64, Some(0.0));
+    let mut counts = std::pin::pin!(counts);
+    while let Some(sizes) = counts.next().await {
+        for chars in sizes? {
+            calls += 1;
+            usd = usd.zip(worst(chars)).map(|(a, b)| a + b);
+        }
+    }
+    rt.rails().check_plan(calls, usd).map_err(|e| {
+        DataFusionError::Execution(format!("{} of {}: {e}", run.outputs[0].table, run.source))
+    })
 }
 
 /// The store path of one document's rows of one table.
@@ -200,6 +287,9 @@ impl PartitionStream for RunPartition {
             let opts = corpus_options(&parse_options(&run.ingest, usage, CORPUS_OPTIONS)?, usage)?;
             let preset_opts = format!("{opts:?}");
             let source = Arc::new(source);
+            if let Some(rt) = base.config().get_extension::<crate::model::Runtime>() {
+                check_plan(&rt, &run, source.clone(), opts.clone()).await?;
+            }
             // The progress line counts documents of the listing's total
             // (listed once more, only for a terminal).
             let rt = base.config().get_extension::<crate::model::Runtime>();

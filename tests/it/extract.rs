@@ -1189,3 +1189,60 @@ async fn the_repair_round_also_reads_screening_replies() {
         }
     }
 }
+
+/// A run ceiling is checked against the whole run before anything is sent:
+/// every chunk of every document (or every document, for screening), not
+/// just the first window's.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_over_its_call_ceiling_is_refused_before_any_request() {
+    let dir = tempfile::tempdir().unwrap();
+    let files: Vec<(String, String)> = (0..40)
+        .map(|i| {
+            (
+                format!("t{i:02}.txt"),
+                format!("Trial T{i:02}. We enrolled {i} participants."),
+            )
+        })
+        .collect();
+    let files: Vec<(&str, &str)> = files
+        .iter()
+        .map(|(a, b)| (a.as_str(), b.as_str()))
+        .collect();
+    let corpus = corpus_with(dir.path(), &files);
+    let srv = TestServer::start(vec![], Duration::ZERO).await.unwrap();
+    let proto = dir.path().join("protocol.toml");
+    std::fs::write(&proto, format!("inclusion = [\"a trial\"]\n{PROTOCOL}")).unwrap();
+    let (c, p) = (corpus.display(), proto.display());
+    for (limit, query) in [
+        (39, format!("SELECT count(*) FROM extract('{c}', '{p}')")),
+        (39, format!("SELECT count(*) FROM screen('{c}', '{p}')")),
+        (
+            39,
+            format!("SELECT count(*) FROM extract('{c}', '{p}', 'included')"),
+        ),
+    ] {
+        let ctx = session_with(
+            &srv.base_url(),
+            dir.path(),
+            &format!("\n[limits]\nmax_total_calls = {limit}"),
+        );
+        let err = sql(&ctx, &query).await.unwrap_err().to_string();
+        assert!(
+            err.contains("call_cap") && err.contains("at least 40 model calls"),
+            "{err}"
+        );
+        assert_eq!(srv.count(), 0, "refused before any request: {query}");
+    }
+    let ctx = session_with(
+        &srv.base_url(),
+        dir.path(),
+        "\n[limits]\nmax_total_calls = 40",
+    );
+    let t = table(
+        &ctx,
+        &format!("SELECT status, count(*) AS n FROM extract('{c}', '{p}') GROUP BY status"),
+    )
+    .await;
+    assert!(t.contains("| ok     | 40 |"), "{t}");
+    assert_eq!(srv.count(), 40);
+}

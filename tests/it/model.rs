@@ -321,6 +321,74 @@ async fn a_repeat_is_answered_by_the_cache_with_no_request() {
     assert_eq!(srv.count(), 4);
 }
 
+/// A request recorded both as a failure and as a success (a failed attempt
+/// then a retry that answered; a run that failed it and a later one that
+/// answered it) replays as its success, the state the run ended in; one
+/// that only failed replays as that failure.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn replay_gives_a_request_that_failed_then_succeeded_its_success() {
+    let mut srv = server(vec![
+        rule(
+            "retried",
+            vec![
+                Action::Status(500, None),
+                Action::Reply("second attempt".into()),
+            ],
+        ),
+        rule(
+            "later run",
+            vec![
+                Action::Status(503, None),
+                Action::Reply("second run".into()),
+            ],
+        ),
+        rule("never", vec![Action::Status(500, None)]),
+    ])
+    .await;
+    let recording = tempfile::tempdir().unwrap();
+    let q = "SELECT llm('retried') AS a, llm('never', 'detail=true')['error'] AS e";
+    let (ctx, cfg) = session(
+        &srv.base_url(),
+        Some(recording.path()),
+        "max_attempts = 2",
+        "",
+    );
+    let t = table(&ctx, q).await;
+    assert!(
+        t.contains("second attempt") && t.contains("http_error"),
+        "{t}"
+    );
+    // One attempt each: the first run fails, the next one answers.
+    for want in ["|   |", "second run"] {
+        let (ctx, _c) = session(
+            &srv.base_url(),
+            Some(recording.path()),
+            "max_attempts = 1",
+            "",
+        );
+        let t = table(&ctx, "SELECT llm('later run') AS b").await;
+        assert!(t.contains(want), "{t}");
+    }
+    srv.stop();
+    let fresh = tempfile::tempdir().unwrap();
+    let ctx = quarry::session(&quarry::Settings {
+        store: Some(fresh.path().display().to_string()),
+        config: Some(cfg.path().join("quarry.toml")),
+        replay: Some(recording.path().display().to_string()),
+        ..Default::default()
+    })
+    .unwrap();
+    let t = table(
+        &ctx,
+        "SELECT llm('retried') AS a, llm('later run') AS b, llm('never', 'detail=true')['error'] AS e",
+    )
+    .await;
+    assert!(
+        t.contains("| second attempt | second run |") && t.contains("http_error"),
+        "{t}"
+    );
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn replay_reproduces_a_run_with_the_server_stopped_and_misses_loudly() {
     let mut srv = server(vec![rule("q2", vec![Action::Reply("two".into())])]).await;
