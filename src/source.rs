@@ -39,6 +39,18 @@ pub struct Entry {
 }
 
 impl Entry {
+    /// What says this is the same file as before: where it is, its size,
+    /// and its modification time or ETag.
+    pub fn version(&self) -> String {
+        format!(
+            "{}|{}|{}|{}",
+            self.uri,
+            self.bytes,
+            self.modified_ms.unwrap_or_default(),
+            self.etag.as_deref().unwrap_or_default()
+        )
+    }
+
     /// The entry of one local file of `bytes` bytes read outside a source
     /// listing (benchmarks and tools that hand bytes to `ingest_bytes`).
     pub fn local(path: &std::path::Path, bytes: u64) -> Self {

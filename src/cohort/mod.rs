@@ -307,29 +307,18 @@ fn is_value(t: &str) -> bool {
 
 /// "n = 56", "N=94", "(n = 71)": the size a header states.
 fn stated_n(t: &str) -> Option<i64> {
-    let cs: Vec<char> = t.chars().collect();
-    for i in 0..cs.len() {
-        if (cs[i] == 'n' || cs[i] == 'N') && (i == 0 || !cs[i - 1].is_alphanumeric()) {
-            let mut j = i + 1;
-            while j < cs.len() && cs[j] == ' ' {
-                j += 1;
-            }
-            if cs.get(j) != Some(&'=') {
-                continue;
-            }
-            j += 1;
-            while j < cs.len() && cs[j] == ' ' {
-                j += 1;
-            }
-            let digits: String = cs[j..]
-                .iter()
-                .take_while(|c| c.is_ascii_digit() || **c == ',')
-                .filter(|c| c.is_ascii_digit())
-                .collect();
-            if let Ok(v) = digits.parse() {
-                return Some(v);
-            }
+    let mut from = 0;
+    while let Some(i) = find_n_eq(&t[from..]).map(|i| i + from) {
+        let rest = t[i + 1..].trim_start().trim_start_matches('=').trim_start();
+        let digits: String = rest
+            .chars()
+            .take_while(|c| c.is_ascii_digit() || *c == ',')
+            .filter(char::is_ascii_digit)
+            .collect();
+        if let Ok(v) = digits.parse() {
+            return Some(v);
         }
+        from = i + 1;
     }
     None
 }

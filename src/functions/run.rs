@@ -188,13 +188,9 @@ pub fn result_rel(table: &str, protocol: &str, source: &str) -> String {
 
 /// What a document's stored rows must have been made from.
 fn result_key(salt: &str, d: &Document) -> String {
-    let e = &d.entry;
     let s = format!(
-        "{salt}|{}|{}|{}|{}|{:?}|{}|{}",
-        e.uri,
-        e.bytes,
-        e.modified_ms.unwrap_or_default(),
-        e.etag.as_deref().unwrap_or_default(),
+        "{salt}|{}|{:?}|{}|{}",
+        d.entry.version(),
         d.status,
         d.duplicate_of.as_deref().unwrap_or_default(),
         d.document_id.as_deref().unwrap_or_default(),

@@ -180,14 +180,7 @@ impl Store {
 
     /// The cache key of one file under one ingest spec.
     pub fn ingest_key(entry: &Entry, spec: &IngestSpec) -> String {
-        let s = format!(
-            "{}|{}|{}|{}|{}",
-            entry.uri,
-            entry.bytes,
-            entry.modified_ms.unwrap_or_default(),
-            entry.etag.as_deref().unwrap_or_default(),
-            spec.fingerprint()
-        );
+        let s = format!("{}|{}", entry.version(), spec.fingerprint());
         hex::encode(Sha256::digest(s.as_bytes()))
     }
 
