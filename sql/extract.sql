@@ -8,37 +8,39 @@
 -- stage on its own, change one. Requests are cached in the store, so
 -- running the steps again costs nothing.
 
-{{screened_stage}}-- @stage cells
+{{screened_stage}}-- @stage asked
 -- One request per chunk (every chunk is read; no retrieval step can skip
--- the sentence that holds a value), each reply read against the schema
--- with nothing repaired, then one row per chunk and field: the value given,
--- the quote given for it, whether the value reads as the field's type
--- (reason is NULL when it does) and the quote checked against the chunk's
--- own text.
-WITH
-fieldinfo AS (
-  SELECT * FROM (VALUES {{fields}}) AS f(field, ord, description)
-),
-asked AS (
-  SELECT c.document_id, c.chunk_id, c.text, c.char_start, c.page_start, c.section,
-         llm_json_detail({{prompt}} || c.text || '
+-- the sentence that holds a value). A stage of its own, so each chunk is
+-- asked once and a window's chunks are asked together (DataFusion would
+-- evaluate the call once for every field read from its result).
+SELECT c.document_id, c.chunk_id, c.text, c.char_start, c.page_start, c.section,
+       llm_json_detail({{prompt}} || c.text || '
 """', '{{schema}}',
-                  'stage=extract, resume=true, document=' || c.document_id
-                  || ', label=chunk ' || CAST(c.chunk_id AS VARCHAR) || '{{llm_options}}') AS r
-  FROM {{chunk_source}} c
-),
-parsed AS (
-  SELECT document_id, chunk_id, text, char_start, page_start, section,
-         r['ok'] AS ok, r['error'] AS call_error,
-         parse_reply(r['text'], '{{schema}}') AS p
-  FROM asked
+                'stage=extract, resume=true, document=' || c.document_id
+                || ', label=chunk ' || CAST(c.chunk_id AS VARCHAR) || '{{llm_options}}') AS r
+FROM {{chunk_source}} c;
+
+-- @stage replies
+-- Each reply read against the schema, with nothing repaired.
+SELECT document_id, chunk_id, text, char_start, page_start, section,
+       r['ok'] AS ok, r['error'] AS call_error, r['text'] AS reply,
+       parse_reply(r['text'], '{{schema}}') AS p
+FROM asked;
+
+{{repair_stage}}-- @stage cells
+-- One row per chunk and field: the value given, the quote given for it,
+-- whether the value reads as the field's type (reason is NULL when it does)
+-- and the quote checked against the chunk's own text.
+WITH
+{{repaired}}fieldinfo AS (
+  SELECT * FROM (VALUES {{fields}}) AS f(field, ord, description)
 ),
 given AS (
   SELECT p.document_id, p.chunk_id, p.text AS chunk_text, p.char_start AS chunk_start,
          p.page_start AS page, p.section, p.ok, p.call_error, f.field, f.description,
          CASE WHEN p.ok THEN json_field(p.p['value'], f.field) END AS raw,
          CASE WHEN p.ok THEN json_field(p.p['value'], f.field || '__quote') END AS quote
-  FROM parsed p CROSS JOIN fieldinfo f
+  FROM {{replies}} p CROSS JOIN fieldinfo f
 )
 SELECT document_id, chunk_id, chunk_start, page, section, ok, call_error, field, description, raw, quote,
        CASE field

@@ -4,25 +4,27 @@
 -- against the document; a document that could not be read is failed, with
 -- no decision, never an exclusion. `screen_sql('SRC', 'protocol.toml')`
 -- prints this file rendered with a protocol's parameters.
+-- @stage screen_asked
+-- 1. One request per readable document: the start of its text, up to the
+--    protocol's screening budget. A stage of its own, so each document is
+--    asked once and a window's documents are asked together.
+SELECT d.document_id, d.text AS doc_text,
+       llm_json_detail({{prompt}} || substr(d.text, 1, {{max_chars}}) || '
+"""', '{{schema}}', 'stage=screen, resume=true, document=' || d.document_id || '{{llm_options}}') AS r
+FROM documents('{{src}}', '{{ingest}}') d
+WHERE d.status = 'ok';
+
+-- @output
 WITH
 docs AS (
-  SELECT document_id, source, status AS doc_status, duplicate_of, error AS doc_error, text
+  SELECT document_id, source, status AS doc_status, duplicate_of, error AS doc_error
   FROM documents('{{src}}', '{{ingest}}')
-),
--- 1. One request per readable document: the start of its text, up to the
---    protocol's screening budget.
-asked AS (
-  SELECT d.document_id, d.text AS doc_text,
-         llm_json_detail({{prompt}} || substr(d.text, 1, {{max_chars}}) || '
-"""', '{{schema}}', 'stage=screen, resume=true, document=' || d.document_id || '{{llm_options}}') AS r
-  FROM docs d
-  WHERE d.doc_status = 'ok'
 ),
 -- 2. The reply read against the schema; nothing repaired.
 replies AS (
   SELECT document_id, doc_text, r['ok'] AS ok, r['error'] AS call_error,
          parse_reply(r['text'], '{{schema}}') AS p
-  FROM asked
+  FROM screen_asked
 ),
 -- 3. The decision, and its quote checked against the document.
 decided AS (

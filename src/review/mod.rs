@@ -387,11 +387,30 @@ pub fn render_extract(src: &str, p: &Protocol, output: ExtractOutput, scope: Sco
         .replace("{{protocol_hash}}", &p.short_hash())
         .replace("{{output}}", output)
         .replace("{{order}}", order);
-    let text = if p.repair {
-        with_repair(&text, &schema, &llm, &extraction_prompt(p))
+    // `repair = true`: the replies with errors go back once (see
+    // [`Repair`]); the cells read the merged replies.
+    let (repair_stage, repaired, replies) = if p.repair {
+        let repair = Repair {
+            name: "repairs",
+            replies: "replies",
+            keys: &["document_id", "chunk_id"],
+            carry: &["text", "char_start", "page_start", "section"],
+            request: format!(
+                "'{}' || text || '\n\"\"\"'",
+                sql_text(&extraction_prompt(p))
+            ),
+            label: " || ', label=chunk ' || CAST(chunk_id AS VARCHAR)",
+            schema: sql_text(&schema),
+            llm: sql_text(&llm),
+        };
+        (repair.stage(), repair.merged("parsed"), "parsed")
     } else {
-        text
+        (String::new(), String::new(), "replies")
     };
+    let text = text
+        .replace("{{repair_stage}}", &repair_stage)
+        .replace("{{repaired}}", &repaired)
+        .replace("{{replies}}", replies);
     if p.resolve == "model" {
         text
     } else {
@@ -518,70 +537,17 @@ FROM repaired;
     }
 }
 
-/// `repair = true` for extraction: the chunks' replies become a stage of
-/// their own and the repair round runs over them (see [`Repair`]). The
-/// original requests are the same text as without repair, so their cache
-/// entries and recordings still answer them.
-fn with_repair(text: &str, schema: &str, llm: &str, prompt: &str) -> String {
-    let (Some(a), Some(b), Some(c), Some(cells)) = (
-        text.find("asked AS (\n"),
-        text.find("\n),\nparsed AS (\n"),
-        text.find("  FROM asked\n),\n"),
-        text.find("-- @stage cells"),
-    ) else {
-        return text.to_string();
-    };
-    let asked = &text[a + "asked AS (\n".len()..b];
-    let schema = sql_text(schema);
-    let repair = Repair {
-        name: "repairs",
-        replies: "replies",
-        keys: &["document_id", "chunk_id"],
-        carry: &["text", "char_start", "page_start", "section"],
-        request: format!("'{}' || text || '\n\"\"\"'", sql_text(prompt)),
-        label: " || ', label=chunk ' || CAST(chunk_id AS VARCHAR)",
-        schema: schema.clone(),
-        llm: sql_text(llm),
-    };
-    let replies = format!(
-        "-- @stage replies
--- repair = true: every chunk's reply, read once.
-WITH asked AS (
-{asked}
-)
-SELECT document_id, chunk_id, text, char_start, page_start, section,
-       r['ok'] AS ok, r['error'] AS call_error, r['text'] AS reply,
-       parse_reply(r['text'], '{schema}') AS p
-FROM asked;
-
-"
-    );
-    let mut out = String::new();
-    out.push_str(&text[..cells]);
-    out.push_str(&replies);
-    out.push_str(&repair.stage());
-    out.push_str(&text[cells..a]);
-    out.push_str(&repair.merged("parsed"));
-    out.push_str(&text[c + "  FROM asked\n),\n".len()..]);
-    out
-}
-
 /// `[screen] repair = true`: the documents' replies become a stage of their
 /// own and the repair round runs over them (see [`Repair`]).
 fn screen_with_repair(text: &str, schema: &str, llm: &str, prompt: &str, max_chars: u64) -> String {
-    let (Some(w), Some(a), Some(b), Some(d)) = (
-        text.find("WITH\ndocs AS ("),
-        text.find("asked AS (\n"),
+    let (Some(o), Some(b), Some(d)) = (
+        text.find("-- @output\n"),
         text.find("-- 2. The reply read"),
         text.find("-- 3. The decision"),
     ) else {
         return text.to_string();
     };
     let schema = sql_text(schema);
-    let head = text[w + "WITH\n".len()..b]
-        .trim_end()
-        .trim_end_matches(',')
-        .to_string();
     let repair = Repair {
         name: "screen_repairs",
         replies: "screen_replies",
@@ -598,20 +564,17 @@ fn screen_with_repair(text: &str, schema: &str, llm: &str, prompt: &str, max_cha
     let replies = format!(
         "-- @stage screen_replies
 -- repair = true: every document's reply, read once.
-WITH
-{head}
 SELECT document_id, doc_text, r['ok'] AS ok, r['error'] AS call_error, r['text'] AS reply,
        parse_reply(r['text'], '{schema}') AS p
-FROM asked;
+FROM screen_asked;
 
 "
     );
     let mut out = String::new();
-    out.push_str(&text[..w]);
+    out.push_str(&text[..o]);
     out.push_str(&replies);
     out.push_str(&repair.stage());
-    out.push_str("-- @output\n");
-    out.push_str(&text[w..a]);
+    out.push_str(&text[o..b]);
     out.push_str(&repair.merged("replies"));
     out.push_str(&text[d..]);
     out
