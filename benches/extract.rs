@@ -5,7 +5,9 @@
 //!
 //! Run: `cargo bench --bench extract`. Environment: `QUARRY_BENCH_DOCS`
 //! (comma-separated sizes, default "250,1000"), `QUARRY_BENCH_LATENCY_MS`
-//! (default 200), `QUARRY_BENCH_CONCURRENCY` (default 64).
+//! (default 200), `QUARRY_BENCH_CONCURRENCY` (default 64). Peak RSS is the
+//! process's high-water mark so far: run one size per process
+//! (`QUARRY_BENCH_DOCS=2000`) to read each size's own peak.
 
 use std::time::{Duration, Instant};
 

@@ -1258,3 +1258,69 @@ async fn a_run_over_its_call_ceiling_is_refused_before_any_request() {
     assert!(t.contains("| ok     | 40 |"), "{t}");
     assert_eq!(srv.count(), 40);
 }
+
+/// A request that failed is restored as failed by the next run (its
+/// document's stored rows come back, nothing is sent); `--retry-failed`
+/// sends it again, and the document and the store's tables are made again
+/// from the answer.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn retry_failed_sends_a_failed_request_again_and_remakes_its_rows() {
+    let srv = TestServer::start(
+        vec![rule(
+            "We ran a randomised",
+            vec![
+                Action::Status(500, None),
+                Action::Reply(
+                    r#"{"design":"randomised controlled trial","n":120,
+                        "design__quote":"We ran a randomised controlled trial.",
+                        "n__quote":"We enrolled 120 participants."}"#
+                        .into(),
+                ),
+            ],
+        )],
+        Duration::ZERO,
+    )
+    .await
+    .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let corpus = corpus_with(
+        dir.path(),
+        &[(
+            "trial.txt",
+            "We ran a randomised controlled trial. We enrolled 120 participants.\n",
+        )],
+    );
+    let proto = dir.path().join("protocol.toml");
+    std::fs::write(&proto, PROTOCOL).unwrap();
+    let cfg = dir.path().join("quarry.toml");
+    std::fs::write(
+        &cfg,
+        format!(
+            "[model]\nname = \"gpt-4o-mini\"\n[endpoints.default]\nbase_url = \"{}\"\nmax_attempts = 1\n",
+            srv.base_url()
+        ),
+    )
+    .unwrap();
+    let settings = |retry_failed: bool| quarry::Settings {
+        store: Some(dir.path().join("store").display().to_string()),
+        config: Some(cfg.clone()),
+        retry_failed,
+        ..Default::default()
+    };
+    let (c, p) = (corpus.display(), proto.display());
+    let q = format!("SELECT n, n_filled, status FROM extract('{c}', '{p}')");
+    let stored = "SELECT n, n_filled, status FROM extraction";
+    for (retry, want, sent) in [
+        (false, "|   | 0        | failed |", 1),
+        (false, "|   | 0        | failed |", 1),
+        (true, "| 120 | 2        | ok     |", 2),
+        (false, "| 120 | 2        | ok     |", 2),
+    ] {
+        let ctx = quarry::session(&settings(retry)).unwrap();
+        let t = table(&ctx, &q).await;
+        assert!(t.contains(want), "retry {retry}: {t}");
+        assert_eq!(srv.count(), sent, "retry {retry}");
+        let s = table(&ctx, stored).await;
+        assert!(s.contains(want), "retry {retry}: {s}");
+    }
+}
