@@ -12,7 +12,7 @@ use datafusion::common::{plan_err, Result};
 use datafusion::datasource::MemTable;
 use datafusion::execution::SessionState;
 
-use super::run::{run_table, Output, Plan, Run};
+use super::run::{run_table, window_docs, Output, Plan, Run};
 use super::{literal_args, str_arg, Env};
 use crate::model::Runtime;
 use crate::review::{
@@ -209,8 +209,15 @@ impl ExtractFn {
                 .unwrap_or_default(),
             max_output: p.max_output.map(|m| m as u32),
         };
+        let in_flight = rt.map_or(0, |rt| {
+            let c = rt.config();
+            c.endpoints
+                .get(&c.default_endpoint_name())
+                .map_or(0, |e| e.max_in_flight)
+        });
         Run {
             plan,
+            window: window_docs(in_flight),
             source: src.to_string(),
             ingest: p.ingest.clone(),
             protocol: p.short_hash(),

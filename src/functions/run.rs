@@ -38,8 +38,16 @@ use crate::ingest::Document;
 use crate::source::Source;
 use crate::store::{parquet_bytes, read_parquet_meta, Store};
 
-/// Documents per window.
+/// Documents per window, at least: a window holds enough documents for
+/// half the endpoint's requests in flight even at one request a document
+/// (screening), so the windows running at once keep it busy.
 pub const WINDOW_DOCS: usize = 16;
+
+/// The documents of one window for an endpoint that takes `max_in_flight`
+/// requests at once.
+pub fn window_docs(max_in_flight: usize) -> usize {
+    WINDOW_DOCS.max(max_in_flight / 2)
+}
 
 /// Windows running at once.
 pub const WINDOWS_AT_ONCE: usize = 4;
@@ -106,6 +114,8 @@ pub struct Run {
     pub retry_failed: bool,
     /// What it will ask.
     pub plan: Plan,
+    /// Documents per window.
+    pub window: usize,
 }
 
 /// With a run ceiling set (`max_total_calls`, `max_total_usd`), the whole
@@ -283,12 +293,12 @@ impl PartitionStream for RunPartition {
             let opts = corpus_options(&parse_options(&run.ingest, usage, CORPUS_OPTIONS)?, usage)?;
             let preset_opts = format!("{opts:?}");
             let source = Arc::new(source);
-            if let Some(rt) = base.config().get_extension::<crate::model::Runtime>() {
-                check_plan(&rt, &run, source.clone(), opts.clone()).await?;
+            let rt = base.config().get_extension::<crate::model::Runtime>();
+            if let Some(rt) = &rt {
+                check_plan(rt, &run, source.clone(), opts.clone()).await?;
             }
             // The progress line counts documents of the listing's total
             // (listed once more, only for a terminal).
-            let rt = base.config().get_extension::<crate::model::Runtime>();
             let total = match &rt {
                 Some(rt) if rt.shows_progress() => source
                     .entries(opts.recursive)
@@ -300,7 +310,7 @@ impl PartitionStream for RunPartition {
             let ingest = opts.ingest.clone();
             let docs = crate::corpus::documents(source.clone(), run.env.store.clone(), opts, false);
             Ok::<_, DataFusionError>(
-                docs.chunks(WINDOW_DOCS)
+                docs.chunks(run.window.max(1))
                     .map(move |w| {
                         let (base, run, ctx) = (base.clone(), run.clone(), ctx.clone());
                         let read = Reading {
