@@ -94,6 +94,10 @@ pub struct Runtime {
     retry_failed: bool,
 }
 
+/// How many answered requests a statement remembers before it forgets them
+/// (the cache still has them).
+const MEMO_CACHED: usize = 8_192;
+
 /// What a statement remembers of a request it sent.
 #[derive(Clone)]
 enum Memo {
@@ -429,15 +433,22 @@ impl Runtime {
         let out = match memo {
             Memo::Sent(shared) => {
                 let out = shared.await;
-                // Once the cache keeps the answer, memory need not.
+                // Once the cache keeps the answer, memory need not; and
+                // past MEMO_CACHED answers it forgets them too (an ask after
+                // that reads the cache and is traced as cached), so a
+                // statement's memory stays bounded however long it runs.
                 if out.ok() && self.cache.is_some() {
-                    self.memo.lock().expect("memo lock").insert(
+                    let mut memo = self.memo.lock().expect("memo lock");
+                    memo.insert(
                         key.clone(),
                         Memo::Cached(Outcome {
                             text: None,
                             ..out.clone()
                         }),
                     );
+                    if memo.len() > MEMO_CACHED {
+                        memo.retain(|_, m| matches!(m, Memo::Sent(_)));
+                    }
                 }
                 out
             }
