@@ -20,7 +20,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use datafusion::arrow::array::{Array, AsArray, RecordBatch, UInt32Array};
-use datafusion::arrow::compute::{cast, concat_batches, take_record_batch};
+use datafusion::arrow::compute::{cast, concat_batches, sort_to_indices, take_record_batch};
 use datafusion::arrow::datatypes::{DataType, SchemaRef};
 use datafusion::catalog::streaming::StreamingTable;
 use datafusion::catalog::TableProvider;
@@ -151,6 +151,13 @@ async fn check_plan(
                 if d.status != crate::ingest::Status::Ok {
                     return Ok::<_, DataFusionError>(Vec::new());
                 }
+                // A document whose rows the store has asks nothing.
+                if let Some(store) = &run.env.store {
+                    let got = stored(run, store, &d, &result_key(&run.salt, &d)).await;
+                    if restorable(&got, run.retry_failed) {
+                        return Ok(Vec::new());
+                    }
+                }
                 tokio::task::spawn_blocking(move || {
                     let mut sizes = Vec::new();
                     if let Some((fixed, most)) = screen {
@@ -258,10 +265,13 @@ pub fn run_table(base: &SessionState, mut run: Run) -> Result<Arc<dyn TableProvi
         run: Arc::new(run),
         schema: schema.clone(),
     };
-    Ok(Arc::new(StreamingTable::try_new(
-        schema,
-        vec![Arc::new(part)],
-    )?))
+    let by_source = schema.index_of("source").is_ok();
+    let table = StreamingTable::try_new(schema, vec![Arc::new(part)])?;
+    Ok(Arc::new(if by_source {
+        table.with_sort_order(vec![datafusion::prelude::col("source").sort(true, false)])
+    } else {
+        table
+    }))
 }
 
 struct RunPartition {
@@ -355,6 +365,36 @@ struct Reading {
     ingest: crate::ingest::IngestSpec,
 }
 
+/// A document's stored rows of each table the run makes, where the store has
+/// them from the same run (the same key).
+async fn stored(run: &Run, store: &Store, d: &Document, key: &str) -> Vec<Option<RecordBatch>> {
+    let gets = run.outputs.iter().map(|o| async move {
+        let bytes = store
+            .get(&result_rel(o.table, &run.protocol, &d.entry.source))
+            .await
+            .ok()??;
+        let (k, batches) = read_parquet_meta(bytes, KEY).ok()?;
+        if k.as_deref() != Some(key) {
+            return None;
+        }
+        let schema = o.schema.clone()?;
+        let batches = batches
+            .into_iter()
+            .map(|b| conform(b, &schema))
+            .collect::<Result<Vec<_>>>()
+            .ok()?;
+        concat_batches(&schema, &batches).ok()
+    });
+    futures::future::join_all(gets).await
+}
+
+/// Whether stored rows stand for a document: every table's, and none that
+/// must be made again (see [`rerun`]).
+fn restorable(got: &[Option<RecordBatch>], retry_failed: bool) -> bool {
+    let all: Option<Vec<RecordBatch>> = got.iter().cloned().collect();
+    all.is_some_and(|b| !rerun(&b, retry_failed))
+}
+
 /// One window: its stored rows, or the stages and outputs run over the
 /// documents that have none, written per document; the wanted table's rows
 /// in listing order.
@@ -371,33 +411,20 @@ async fn window(
     // rows[o][i]: document i's rows of output o.
     let mut rows: Vec<Vec<Option<RecordBatch>>> = vec![vec![None; docs.len()]; n_out];
     if let Some(store) = &run.env.store {
-        let gets = (0..docs.len())
-            .flat_map(|i| (0..n_out).map(move |o| (i, o)))
-            .map(|(i, o)| {
-                let rel = result_rel(run.outputs[o].table, &run.protocol, &docs[i].entry.source);
-                async move { (i, o, store.get(&rel).await) }
-            });
-        for (i, o, got) in futures::future::join_all(gets).await {
-            let Ok(Some(bytes)) = got else { continue };
-            let Ok((Some(k), batches)) = read_parquet_meta(bytes, KEY) else {
-                continue;
-            };
-            if k != keys[i] {
-                continue;
-            }
-            let batches = batches
-                .into_iter()
-                .map(|b| conform(b, &schema(o)))
-                .collect::<Result<Vec<_>>>();
-            if let Ok(b) = batches.and_then(|b| Ok(concat_batches(&schema(o), &b)?)) {
-                rows[o][i] = Some(b);
+        let got = docs
+            .iter()
+            .zip(&keys)
+            .map(|(d, k)| stored(run, store, d, k));
+        for (i, got) in futures::future::join_all(got).await.into_iter().enumerate() {
+            for (o, b) in got.into_iter().enumerate() {
+                rows[o][i] = b;
             }
         }
     }
     let todo: Vec<usize> = (0..docs.len())
         .filter(|&i| {
-            let stored: Vec<RecordBatch> = (0..n_out).filter_map(|o| rows[o][i].clone()).collect();
-            stored.len() < n_out || rerun(&stored, run.retry_failed)
+            let got: Vec<Option<RecordBatch>> = (0..n_out).map(|o| rows[o][i].clone()).collect();
+            !restorable(&got, run.retry_failed)
         })
         .collect();
     let mut unmatched: Vec<RecordBatch> = Vec::new();
@@ -525,7 +552,17 @@ async fn window(
         .filter(|b| b.num_rows() > 0)
         .collect();
     out.extend(unmatched);
-    Ok(out)
+    // One batch a window, in order of source where the table has one (the
+    // listing is in that order, so the whole table is, as it declares).
+    let all = concat_batches(&schema(run.want), &out)?;
+    if all.num_rows() == 0 {
+        return Ok(vec![]);
+    }
+    let all = match all.schema().index_of("source") {
+        Ok(i) => take_record_batch(&all, &sort_to_indices(all.column(i), None, None)?)?,
+        Err(_) => all,
+    };
+    Ok(vec![all])
 }
 
 /// Writes each computed document's rows of every table; a store that

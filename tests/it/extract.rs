@@ -1257,6 +1257,39 @@ async fn a_run_over_its_call_ceiling_is_refused_before_any_request() {
     .await;
     assert!(t.contains("| ok     | 40 |"), "{t}");
     assert_eq!(srv.count(), 40);
+    // The table streams in order of source across windows (three here),
+    // as it declares; ORDER BY gives that order, or its reverse.
+    let names = |b: Vec<datafusion::arrow::array::RecordBatch>| -> Vec<String> {
+        b.iter()
+            .flat_map(|b| {
+                let c = datafusion::arrow::compute::cast(
+                    b.column(0),
+                    &datafusion::arrow::datatypes::DataType::Utf8,
+                )
+                .unwrap();
+                let c = c
+                    .as_any()
+                    .downcast_ref::<datafusion::arrow::array::StringArray>()
+                    .unwrap()
+                    .clone();
+                (0..datafusion::arrow::array::Array::len(&c)).map(move |i| c.value(i).to_string())
+            })
+            .collect()
+    };
+    let want: Vec<String> = (0..40).map(|i| format!("t{i:02}.txt")).collect();
+    let q = |order: &str| {
+        format!("SELECT regexp_replace(source, '^.*/', '') AS f FROM extract('{c}', '{p}'){order}")
+    };
+    assert_eq!(
+        names(sql(&ctx, &q(" ORDER BY source")).await.unwrap()),
+        want
+    );
+    let mut desc = want.clone();
+    desc.reverse();
+    assert_eq!(
+        names(sql(&ctx, &q(" ORDER BY source DESC")).await.unwrap()),
+        desc
+    );
 }
 
 /// A request that failed is restored as failed by the next run (its
