@@ -19,6 +19,12 @@ description = "Number of participants"
 type = "integer"
 "#;
 
+/// The seed's example document, and the reply that extracts both fields
+/// with their quotes.
+const SEED_TEXT: &str = "We ran a randomised controlled trial. We enrolled 120 participants.\n";
+const SEED_REPLY: &str = r#"{"design":"randomised controlled trial","n":120,
+    "design__quote":"We ran a randomised controlled trial.","n__quote":"We enrolled 120 participants."}"#;
+
 /// A session against `url` with its store and config in `dir`; `extra` is
 /// added to the endpoint's settings.
 fn session_with(url: &str, dir: &Path, extra: &str) -> datafusion::prelude::SessionContext {
@@ -35,25 +41,14 @@ async fn the_seed_example_design_and_n_with_both_quotes_verified() {
     let srv = TestServer::start(
         vec![Rule {
             needle: "We ran a randomised".into(),
-            actions: vec![Action::Reply(
-                r#"{"design":"randomised controlled trial","n":120,
-                    "design__quote":"We ran a randomised controlled trial.",
-                    "n__quote":"We enrolled 120 participants."}"#
-                    .into(),
-            )],
+            actions: vec![Action::Reply(SEED_REPLY.into())],
         }],
         Duration::ZERO,
     )
     .await
     .unwrap();
     let dir = tempfile::tempdir().unwrap();
-    let corpus = corpus_with(
-        dir.path(),
-        &[(
-            "trial.txt",
-            "We ran a randomised controlled trial. We enrolled 120 participants.\n",
-        )],
-    );
+    let corpus = corpus_with(dir.path(), &[("trial.txt", SEED_TEXT)]);
     let proto = dir.path().join("protocol.toml");
     std::fs::write(&proto, PROTOCOL).unwrap();
     let ctx = session(&srv.base_url(), dir.path());
@@ -1034,10 +1029,9 @@ fn corpus_with(dir: &Path, files: &[(&str, &str)]) -> std::path::PathBuf {
 /// it reads cleanly. Off (the default), the first reply stands, one request.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_repair_round_sends_a_bad_reply_back_once_when_asked_to() {
-    let text = "We ran a randomised controlled trial. We enrolled 120 participants.\n";
+    let text = SEED_TEXT;
     let bad = r#"{"design":"randomised controlled trial","design__quote":"We ran a randomised controlled trial."}"#;
-    let good = r#"{"design":"randomised controlled trial","n":120,
-        "design__quote":"We ran a randomised controlled trial.","n__quote":"We enrolled 120 participants."}"#;
+    let good = SEED_REPLY;
     for repair in [false, true] {
         let srv = TestServer::start(
             vec![rule(
@@ -1137,14 +1131,13 @@ async fn the_repair_round_sends_a_bad_reply_back_once_when_asked_to() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_repair_round_also_reads_screening_replies() {
     use serde_json::json;
-    let text = "We ran a randomised controlled trial. We enrolled 120 participants.\n";
+    let text = SEED_TEXT;
     let bad = json!({"decision": "include", "reason": "a trial", "criterion": "randomised trials"})
         .to_string();
     let good = json!({"decision": "include", "reason": "a trial", "criterion": "randomised trials",
                       "quote": "We ran a randomised controlled trial."})
     .to_string();
-    let extracted = r#"{"design":"randomised controlled trial","n":120,
-        "design__quote":"We ran a randomised controlled trial.","n__quote":"We enrolled 120 participants."}"#;
+    let extracted = SEED_REPLY;
     for repair in [false, true] {
         let srv = TestServer::start(
             vec![
@@ -1301,28 +1294,14 @@ async fn retry_failed_sends_a_failed_request_again_and_remakes_its_rows() {
     let srv = TestServer::start(
         vec![rule(
             "We ran a randomised",
-            vec![
-                Action::Status(500, None),
-                Action::Reply(
-                    r#"{"design":"randomised controlled trial","n":120,
-                        "design__quote":"We ran a randomised controlled trial.",
-                        "n__quote":"We enrolled 120 participants."}"#
-                        .into(),
-                ),
-            ],
+            vec![Action::Status(500, None), Action::Reply(SEED_REPLY.into())],
         )],
         Duration::ZERO,
     )
     .await
     .unwrap();
     let dir = tempfile::tempdir().unwrap();
-    let corpus = corpus_with(
-        dir.path(),
-        &[(
-            "trial.txt",
-            "We ran a randomised controlled trial. We enrolled 120 participants.\n",
-        )],
-    );
+    let corpus = corpus_with(dir.path(), &[("trial.txt", SEED_TEXT)]);
     let proto = dir.path().join("protocol.toml");
     std::fs::write(&proto, PROTOCOL).unwrap();
     let cfg = dir.path().join("quarry.toml");
