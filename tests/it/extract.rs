@@ -25,6 +25,13 @@ const SEED_TEXT: &str = "We ran a randomised controlled trial. We enrolled 120 p
 const SEED_REPLY: &str = r#"{"design":"randomised controlled trial","n":120,
     "design__quote":"We ran a randomised controlled trial.","n__quote":"We enrolled 120 participants."}"#;
 
+/// A protocol file in `dir` with this text.
+fn protocol_file(dir: &Path, text: impl AsRef<str>) -> std::path::PathBuf {
+    let proto = dir.join("protocol.toml");
+    std::fs::write(&proto, text.as_ref()).unwrap();
+    proto
+}
+
 /// A session against `url` with its store and config in `dir`; `extra` is
 /// added to the endpoint's settings.
 fn session_with(url: &str, dir: &Path, extra: &str) -> datafusion::prelude::SessionContext {
@@ -49,8 +56,7 @@ async fn the_seed_example_design_and_n_with_both_quotes_verified() {
     .unwrap();
     let dir = tempfile::tempdir().unwrap();
     let corpus = corpus_with(dir.path(), &[("trial.txt", SEED_TEXT)]);
-    let proto = dir.path().join("protocol.toml");
-    std::fs::write(&proto, PROTOCOL).unwrap();
+    let proto = protocol_file(dir.path(), PROTOCOL);
     let ctx = session(&srv.base_url(), dir.path());
     let (c, p) = (corpus.display(), proto.display());
     let t = table(&ctx, &format!("SELECT design, n, n_filled, n_unverified, conflicts, status FROM extract('{c}', '{p}')")).await;
@@ -281,14 +287,12 @@ async fn fifty_documents_with_every_kind_of_reply() {
     let dir = tempfile::tempdir().unwrap();
     let (corpus, rules) = fifty_documents(dir.path());
     let srv = TestServer::start(rules, Duration::ZERO).await.unwrap();
-    let proto = dir.path().join("protocol.toml");
-    std::fs::write(
-        &proto,
+    let proto = protocol_file(
+        dir.path(),
         format!(
             "{PROTOCOL}\n[segment]\nmethod = \"paragraph\"\nmax_tokens = 50\noverlap_tokens = 0\n"
         ),
-    )
-    .unwrap();
+    );
     let ctx = session_with(&srv.base_url(), dir.path(), "max_attempts = 2");
     let (c, p) = (corpus.display(), proto.display());
     let rows = sql(
@@ -509,12 +513,7 @@ async fn screening_decides_every_document_and_never_excludes_an_unread_one() {
     )
     .await
     .unwrap();
-    let proto = dir.path().join("protocol.toml");
-    std::fs::write(
-        &proto,
-        "name = \"statins\"\nquestion = \"Do statins prevent events?\"\ninclusion = [\"randomised trial\", \"adults\"]\nexclusion = [\"a review\"]\n",
-    )
-    .unwrap();
+    let proto = protocol_file(dir.path(), "name = \"statins\"\nquestion = \"Do statins prevent events?\"\ninclusion = [\"randomised trial\", \"adults\"]\nexclusion = [\"a review\"]\n");
     let ctx = session(&srv.base_url(), dir.path());
     let (c, p) = (corpus.display(), proto.display());
     let t = table(
@@ -596,12 +595,7 @@ async fn resolve_model_adjudicates_disagreements() {
         )],
     ));
     let srv = TestServer::start(rules, Duration::ZERO).await.unwrap();
-    let proto = dir.path().join("protocol.toml");
-    std::fs::write(
-        &proto,
-        format!("{PROTOCOL}\n[segment]\nmethod = \"paragraph\"\nmax_tokens = 50\noverlap_tokens = 0\n[extract]\nresolve = \"model\"\n"),
-    )
-    .unwrap();
+    let proto = protocol_file(dir.path(), format!("{PROTOCOL}\n[segment]\nmethod = \"paragraph\"\nmax_tokens = 50\noverlap_tokens = 0\n[extract]\nresolve = \"model\"\n"));
     let ctx = session_with(&srv.base_url(), dir.path(), "max_attempts = 1");
     let (c, p) = (corpus.display(), proto.display());
     let t = table(
@@ -695,12 +689,10 @@ async fn extraction_of_what_the_screening_included() {
     )
     .await
     .unwrap();
-    let proto = dir.path().join("protocol.toml");
-    std::fs::write(
-        &proto,
+    let proto = protocol_file(
+        dir.path(),
         format!("inclusion = [\"a randomised trial\"]\n{PROTOCOL}"),
-    )
-    .unwrap();
+    );
     let ctx = session(&srv.base_url(), dir.path());
     let (c, p) = (corpus.display(), proto.display());
     let t = table(
@@ -746,15 +738,12 @@ async fn extraction_of_what_the_screening_included() {
 /// The protocol of the 50-document runs: the seed's two fields, paragraph
 /// chunks, one inclusion criterion.
 fn fifty_protocol(dir: &Path) -> std::path::PathBuf {
-    let proto = dir.join("protocol.toml");
-    std::fs::write(
-        &proto,
+    protocol_file(
+        dir,
         format!(
             "inclusion = [\"a randomised controlled trial\"]\n{PROTOCOL}\n[segment]\nmethod = \"paragraph\"\nmax_tokens = 50\noverlap_tokens = 0\n"
         ),
     )
-    .unwrap();
-    proto
 }
 
 /// The 50-document run, screening then extraction, killed with SIGKILL in
@@ -1044,13 +1033,12 @@ async fn the_repair_round_sends_a_bad_reply_back_once_when_asked_to() {
         .unwrap();
         let dir = tempfile::tempdir().unwrap();
         let corpus = corpus_with(dir.path(), &[("trial.txt", text)]);
-        let proto = dir.path().join("protocol.toml");
         let extra = if repair {
             "[extract]\nrepair = true\n"
         } else {
             ""
         };
-        std::fs::write(&proto, format!("{PROTOCOL}{extra}")).unwrap();
+        let proto = protocol_file(dir.path(), format!("{PROTOCOL}{extra}"));
         let ctx = session(&srv.base_url(), dir.path());
         let (c, p) = (corpus.display(), proto.display());
         let t = table(
@@ -1153,17 +1141,15 @@ async fn the_repair_round_also_reads_screening_replies() {
         .unwrap();
         let dir = tempfile::tempdir().unwrap();
         let corpus = corpus_with(dir.path(), &[("trial.txt", text)]);
-        let proto = dir.path().join("protocol.toml");
         let extra = if repair {
             "[screen]\nrepair = true\n"
         } else {
             ""
         };
-        std::fs::write(
-            &proto,
+        let proto = protocol_file(
+            dir.path(),
             format!("inclusion = [\"randomised trials\"]\n{PROTOCOL}{extra}"),
-        )
-        .unwrap();
+        );
         let ctx = session(&srv.base_url(), dir.path());
         let (c, p) = (corpus.display(), proto.display());
         let t = table(
@@ -1215,8 +1201,7 @@ async fn a_run_over_its_call_ceiling_is_refused_before_any_request() {
         .collect();
     let corpus = corpus_with(dir.path(), &files);
     let srv = TestServer::start(vec![], Duration::ZERO).await.unwrap();
-    let proto = dir.path().join("protocol.toml");
-    std::fs::write(&proto, format!("inclusion = [\"a trial\"]\n{PROTOCOL}")).unwrap();
+    let proto = protocol_file(dir.path(), format!("inclusion = [\"a trial\"]\n{PROTOCOL}"));
     let (c, p) = (corpus.display(), proto.display());
     for (limit, query) in [
         (39, format!("SELECT count(*) FROM extract('{c}', '{p}')")),
@@ -1302,8 +1287,7 @@ async fn retry_failed_sends_a_failed_request_again_and_remakes_its_rows() {
     .unwrap();
     let dir = tempfile::tempdir().unwrap();
     let corpus = corpus_with(dir.path(), &[("trial.txt", SEED_TEXT)]);
-    let proto = dir.path().join("protocol.toml");
-    std::fs::write(&proto, PROTOCOL).unwrap();
+    let proto = protocol_file(dir.path(), PROTOCOL);
     let cfg = dir.path().join("quarry.toml");
     std::fs::write(
         &cfg,
