@@ -442,14 +442,16 @@ struct Repair<'a> {
 }
 
 impl Repair<'_> {
+    /// The join condition of tables `a` and `b` on the keys.
+    fn on(&self, a: &str, b: &str) -> String {
+        self.keys
+            .iter()
+            .map(|k| format!("{a}.{k} = {b}.{k}"))
+            .collect::<Vec<_>>()
+            .join(" AND ")
+    }
+
     fn stage(&self) -> String {
-        let on = |a: &str, b: &str| {
-            self.keys
-                .iter()
-                .map(|k| format!("{a}.{k} = {b}.{k}"))
-                .collect::<Vec<_>>()
-                .join(" AND ")
-        };
         let keys = self.keys.join(", ");
         let fkeys = self
             .keys
@@ -488,7 +490,7 @@ FROM repaired;
             name = self.name,
             replies = self.replies,
             request = self.request,
-            on_fq = on("f", "q"),
+            on_fq = self.on("f", "q"),
             note = sql_text(REPAIR_NOTE),
             schema = self.schema,
             label = self.label,
@@ -497,13 +499,6 @@ FROM repaired;
     }
 
     fn merged(&self, name: &str) -> String {
-        let on = |a: &str| {
-            self.keys
-                .iter()
-                .map(|k| format!("{a}.{k} = f.{k}"))
-                .collect::<Vec<_>>()
-                .join(" AND ")
-        };
         let keys = self.keys.join(", ");
         let cols = self
             .keys
@@ -531,8 +526,8 @@ FROM repaired;
             replies = self.replies,
             repairs = self.name,
             k0 = self.keys[0],
-            on_x = on("x"),
-            on_w = on("w"),
+            on_x = self.on("x", "f"),
+            on_w = self.on("w", "f"),
         )
     }
 }
