@@ -8,6 +8,8 @@
 //! ../shared/data/evidence_inference/txt_sample/ (MIT), each ingested with the
 //! default cleaners.
 
+mod common;
+
 use std::time::{Duration, Instant};
 
 use quarry::ingest::{ingest_bytes, Document, IngestSpec, Status};
@@ -61,11 +63,13 @@ fn main() {
         "machine: {} cores, one thread used; command: cargo bench --bench chunking",
         std::thread::available_parallelism().map_or(0, |n| n.get())
     );
-    for rel in [
-        "examples/corpus",
-        "../shared/data/evidence_inference/txt_sample",
-    ] {
-        run(rel);
+    run("examples/corpus");
+    match common::shared_data(
+        "evidence_inference/txt_sample",
+        "the 30 trial full texts of the Evidence Inference 2.0 sample (MIT)",
+    ) {
+        Some(dir) => run(&dir.display().to_string()),
+        None => println!("\nskipped: the Evidence Inference full texts are not here (see above)"),
     }
 }
 

@@ -9,7 +9,7 @@
 //!
 //! Gold: `tests/gold/cohort/*.jsonl` (one object per item: pmcid, table, arm,
 //! characteristic, category, measure, value). Inputs:
-//! `../shared/data/rct_baseline/{jats,pdf}/PMCID.{nxml,pdf}`. Another gold
+//! `tests/data/rct_baseline/{jats,pdf}/PMCID.{nxml,pdf}` (in the repository). Another gold
 //! folder and inputs: `QUARRY_COHORT_GOLD=DIR QUARRY_COHORT_DATA=DIR`
 //! (with `jats/` and `pdf/` inside). `QUARRY_COHORT_MISSES=1` prints every
 //! gold item that is not wholly right, with what was found.
@@ -67,7 +67,7 @@ fn main() {
         .unwrap_or_else(|_| root.join("tests/gold/cohort"));
     let data = std::env::var("QUARRY_COHORT_DATA")
         .map(PathBuf::from)
-        .unwrap_or_else(|_| root.join("../shared/data/rct_baseline"));
+        .unwrap_or_else(|_| root.join("tests/data/rct_baseline"));
     let misses = std::env::var("QUARRY_COHORT_MISSES").is_ok();
     let gold = load_gold(&gold_dir).expect("gold items");
     println!(

@@ -3,14 +3,14 @@
 //! 2013 competition (EU half) with the competition's measures.
 //!
 //! Run: `cargo bench --bench pdf` (release). Needs `pdftotext` on PATH
-//! (Debian: poppler-utils). Inputs (../shared/data/):
-//! - rct_baseline/pdf/*.pdf (8 CC BY trial papers) against the body text of
-//!   rct_baseline/jats/*.nxml (the publisher's XML; tables and figures left
+//! (Debian: poppler-utils). Inputs:
+//! - tests/data/rct_baseline/pdf/*.pdf (8 CC BY trial papers, in the
+//!   repository) against the body text of rct_baseline/jats/*.nxml (the publisher's XML; tables and figures left
 //!   out). Words: NFKC, lower case, runs of letters and digits. Recall = the
 //!   share of the XML's words (as a multiset) found in the extracted text;
 //!   order = the longest common subsequence of the two word sequences over
 //!   the XML's word count.
-//! - icdar2013/competition-dataset-eu/ (MIT, via tabula-java): table regions
+//! - ../shared/data/icdar2013/competition-dataset-eu/ (MIT, via tabula-java; not in the repository): table regions
 //!   (`-reg.xml`) scored by the words inside them (recall of each true
 //!   region by its best detected region, precision of each detected region
 //!   by its best true one), and cell adjacency relations (`-str.xml`: each
@@ -18,6 +18,8 @@
 //!   by dropping whitespace and case) as precision, recall and F1.
 //!
 //! `QUARRY_PDF_DUMP=DIR` writes quarry's and pdftotext's text per paper there.
+
+mod common;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -28,10 +30,19 @@ use quarry::ingest::pdf;
 use quick_xml::events::Event;
 use unicode_normalization::UnicodeNormalization;
 
-fn data(rel: &str) -> PathBuf {
+/// The eight trial papers, in the repository (tests/data/rct_baseline).
+fn rct(rel: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../shared/data")
+        .join("tests/data/rct_baseline")
         .join(rel)
+}
+
+/// The ICDAR 2013 competition's EU half, from the shared data folder.
+fn icdar() -> Option<PathBuf> {
+    common::shared_data(
+        "icdar2013/competition-dataset-eu",
+        "the ICDAR 2013 table competition's EU half (MIT, via tabula-java)",
+    )
 }
 
 fn peak_mib() -> f64 {
@@ -176,7 +187,7 @@ fn pdftotext(path: &Path) -> String {
 }
 
 fn text_benchmark() {
-    let dir = data("rct_baseline/pdf");
+    let dir = rct("pdf");
     let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
         .expect("rct_baseline/pdf")
         .map(|e| e.unwrap().path())
@@ -185,7 +196,7 @@ fn text_benchmark() {
     files.sort();
     let dump = std::env::var("QUARRY_PDF_DUMP").ok().map(PathBuf::from);
     println!(
-        "PDF text against the publisher's XML body text ({} papers, ../shared/data/rct_baseline)",
+        "PDF text against the publisher's XML body text ({} papers, tests/data/rct_baseline)",
         files.len()
     );
     println!(
@@ -196,7 +207,7 @@ fn text_benchmark() {
     let mut worse = Vec::new();
     for f in &files {
         let stem = f.file_stem().unwrap().to_string_lossy().to_string();
-        let truth = words(&jats_body(&data(&format!("rct_baseline/jats/{stem}.nxml"))));
+        let truth = words(&jats_body(&rct(&format!("jats/{stem}.nxml"))));
         let bytes = std::fs::read(f).unwrap();
         let (qt, pages) = quarry_text(&bytes);
         let pt = pdftotext(f);
@@ -330,8 +341,7 @@ struct GtCell {
 /// A table region: page and box.
 type Region = (u32, [f32; 4]);
 
-fn icdar_truth(stem: &str) -> (Vec<Region>, Vec<Vec<GtCell>>) {
-    let dir = data("icdar2013/competition-dataset-eu");
+fn icdar_truth(dir: &Path, stem: &str) -> (Vec<Region>, Vec<Vec<GtCell>>) {
     let reg = std::fs::read_to_string(dir.join(format!("{stem}-reg.xml"))).unwrap();
     let mut regions = Vec::new();
     let mut r = quick_xml::Reader::from_str(&reg);
@@ -434,7 +444,10 @@ fn relations(cells: &[GtCell]) -> Vec<(String, String, char)> {
 }
 
 fn table_benchmark() {
-    let dir = data("icdar2013/competition-dataset-eu");
+    let Some(dir) = icdar() else {
+        println!("\ntable detection skipped: the ICDAR 2013 set is not here (see above)");
+        return;
+    };
     let mut stems: Vec<String> = std::fs::read_dir(&dir)
         .unwrap()
         .map(|e| e.unwrap().path())
@@ -447,7 +460,7 @@ fn table_benchmark() {
     let (mut rel_hit, mut rel_gt, mut rel_det) = (0usize, 0usize, 0usize);
     for stem in &stems {
         let bytes = std::fs::read(dir.join(format!("{stem}.pdf"))).unwrap();
-        let (gt_regions, gt_tables) = icdar_truth(stem);
+        let (gt_regions, gt_tables) = icdar_truth(&dir, stem);
         let Ok(doc) = pdf::open(&bytes) else {
             println!("{stem}: could not open");
             continue;

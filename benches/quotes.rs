@@ -13,6 +13,8 @@
 //!
 //! Run: `cargo bench --bench quotes` (release; needs python3).
 
+mod common;
+
 use std::io::Write;
 use std::time::Instant;
 
@@ -72,8 +74,12 @@ fn main() {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(100_000);
-    let root =
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/data/evidence_inference");
+    let Some(root) = common::shared_data(
+        "evidence_inference",
+        "the Evidence Inference 2.0 sample (v2_annotations.csv and txt_sample/, MIT)",
+    ) else {
+        std::process::exit(2);
+    };
     let mut rdr =
         csv::Reader::from_path(root.join("v2_annotations.csv")).expect("v2_annotations.csv");
     let mut pairs: Vec<(String, String)> = Vec::new();

@@ -9,7 +9,7 @@
 //!
 //! ```sql
 //! SELECT arm, characteristic, measure, value
-//! FROM cohort_tables('../shared/data/rct_baseline/jats/')
+//! FROM cohort_tables('tests/data/rct_baseline/jats/')
 //! WHERE table_id = 'Table 1';
 //! ```
 

@@ -12,7 +12,7 @@ use quarry::functions::cohort::items_from_batches;
 use crate::common::{ctx, quarry, root, sql};
 
 fn data() -> PathBuf {
-    root().join("../shared/data/rct_baseline")
+    root().join("tests/data/rct_baseline")
 }
 
 /// Scores `cohort_tables` over one folder (the SQL path users take) against

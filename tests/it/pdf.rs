@@ -1,7 +1,7 @@
 //! The PDF extractor on real PDFs: ones the tests write with lopdf (two
 //! columns, running heads, headings, a hyphenated line end, a ruled table,
 //! no pages, only an image, encrypted), a truncated copy of a real paper,
-//! and the real trial papers of ../shared/data/rct_baseline/pdf/; and the
+//! and the real trial papers of tests/data/rct_baseline/pdf/; and the
 //! same papers' JATS XML, whose tables are checked cell by cell.
 
 use lopdf::content::{Content, Operation};
@@ -444,8 +444,7 @@ async fn broken_pdfs_are_one_row_each_with_advice() {
 
 #[tokio::test]
 async fn real_trial_papers_have_pages_sections_and_tables() {
-    let dir = root().join("../shared/data/rct_baseline/pdf");
-    assert!(dir.exists(), "../shared/data/rct_baseline/pdf is needed");
+    let dir = root().join("tests/data/rct_baseline/pdf");
     let c = ctx(None);
     let src = dir.display().to_string();
     let t = table(&c, &format!("SELECT count(*) AS n, sum(pages) AS pages, count(*) FILTER (WHERE status = 'ok') AS ok FROM documents('{src}')")).await;
@@ -482,10 +481,10 @@ type GridCell = (String, i64, i64);
 
 /// JATS article XML: every baseline table of the eight trial papers comes
 /// out with the same rows, texts and spans as the cells that
-/// ../shared/data/rct_baseline/table1_cells_from_jats.json records for them.
+/// tests/data/rct_baseline/table1_cells_from_jats.json records for them.
 #[tokio::test]
 async fn jats_tables_match_the_recorded_cells() {
-    let data = root().join("../shared/data/rct_baseline");
+    let data = root().join("tests/data/rct_baseline");
     let truth: serde_json::Value = serde_json::from_str(
         &std::fs::read_to_string(data.join("table1_cells_from_jats.json")).unwrap(),
     )

@@ -10,6 +10,7 @@ use datafusion::logical_expr::ScalarUDF;
 
 pub mod difflib;
 pub mod fold;
+pub mod lang;
 pub mod locate_quote;
 pub mod numbers_in;
 pub mod parse_reply;
@@ -21,6 +22,8 @@ pub mod token_count;
 pub mod util;
 pub mod verify_quote;
 
+#[cfg(test)]
+mod precision;
 #[cfg(test)]
 mod proptests;
 

@@ -16,7 +16,7 @@ use datafusion::logical_expr::{
     ColumnarValue, ReturnFieldArgs, ScalarFunctionArgs, ScalarUDFImpl, Signature, Volatility,
 };
 
-use crate::numbers_in::numbers_in;
+use crate::numbers_in::{decimal_convention, numbers_in, readings_in};
 use crate::same_value::canonical;
 use crate::util::string_array;
 
@@ -127,7 +127,20 @@ pub fn parse_value(text: &str, ty: &FieldType) -> std::result::Result<Value, Str
     match ty {
         FieldType::Integer | FieldType::Number => {
             let pct = t.contains('%') || c.contains("percent") || c.contains("per cent");
-            let mut nums = numbers_in(t, None);
+            // A lone token with digits ("1,204", "54%", "2a") is read as
+            // written, without a language: "2a" is a label or an ordinal in
+            // some language, not the number 2. Words ("twenty-four",
+            // "120 patients") are read in the language they are in.
+            let token =
+                !t.contains(char::is_whitespace) && t.contains(|c: char| c.is_ascii_digit());
+            let mut nums = if token {
+                readings_in(t, None, decimal_convention(t))
+                    .into_iter()
+                    .map(|r| r.value)
+                    .collect()
+            } else {
+                numbers_in(t, None)
+            };
             if pct {
                 // "54%" is the number 54; drop the 0.54 reading.
                 let written: Vec<f64> = nums

@@ -510,9 +510,9 @@ mod tests {
 mod golden {
     use super::sentence_spans;
 
-    /// The pySBD test cases (MIT), from ../shared/data.
+    /// The pySBD test cases (MIT), from testdata/sentence_segmentation.
     fn fixture() -> serde_json::Value {
-        crate::util::shared_fixture("sentence_segmentation/pysbd_test_cases.json")
+        crate::util::fixture("sentence_segmentation/pysbd_test_cases.json")
     }
 
     /// Whether one case splits as expected; the mismatch when it does not.

@@ -6,11 +6,15 @@
 //! marks, dashes and case are folded; the quote does not start or end inside
 //! a word; what an elision leaves out, or what lies between two passages in
 //! one sentence, is not a negation; and the quote carries the value: a number
-//! must be one of the numbers the quote states (see `numbers_in`), a
+//! must be one of the numbers the quote states (see `numbers_in`; a writing
+//! that could be either of two numbers, such as "1,204" in a language that
+//! writes decimal commas, supports neither, with the reason), a
 //! one-word fragment supports only a value it spells, and a string value must
 //! appear in it. A quote in a script whose number words are not read, with no
 //! readable number, is only checked for presence.
 
+use std::cell::RefCell;
+use std::rc::Rc;
 use std::sync::Arc;
 
 use datafusion::arrow::array::{
@@ -23,7 +27,7 @@ use datafusion::logical_expr::{
 };
 
 use crate::fold::{words, Folded};
-use crate::numbers_in::{numbers_in, Lang};
+use crate::numbers_in::{decimal_convention, readings_in, Lang, Reading};
 use crate::quote_match::quote_match;
 use crate::same_value::canonical;
 use crate::util::{string_array, two_strings};
@@ -58,7 +62,13 @@ fn passages(quote: &str) -> Vec<String> {
             .flat_map(|p| p.split('…'))
             .flat_map(|p| p.split(['•', '▪', '◦']))
         {
-            let p = part.trim().trim_start_matches(['-', '*']).trim();
+            // A bullet ("- item"), not a minus sign ("-3.82").
+            let p = part.trim();
+            let p = match p.strip_prefix(['-', '*']) {
+                Some(rest) if rest.starts_with(char::is_whitespace) => rest.trim(),
+                Some(rest) if p.starts_with('*') => rest.trim(),
+                _ => p,
+            };
             let p = p
                 .trim_start_matches(['[', '('])
                 .trim_end_matches([']', ')'])
@@ -88,6 +98,60 @@ fn has_negation(s: &str) -> bool {
         || lower
             .split(|c: char| !c.is_alphanumeric())
             .any(|w| NEGATIONS.contains(&w))
+}
+
+/// A quote, its text and the numbers read from it.
+type LastQuote = (String, String, Rc<Vec<Reading>>);
+
+/// The numbers a quote states, read in its language with the text's words
+/// as context (a fragment such as "75 patients" is read in the language
+/// around it, and so is its decimal point when the quote shows none).
+/// The last quote's readings are kept: the fields of a row often cite one
+/// sentence, and each is verified against the same quote and text.
+fn quote_readings(quoted: &str, text: &str) -> Rc<Vec<Reading>> {
+    thread_local! {
+        static LAST: RefCell<Option<LastQuote>> = const { RefCell::new(None) };
+    }
+    LAST.with(|last| {
+        if let Some((q, t, r)) = &*last.borrow() {
+            if q == quoted && t == text {
+                return Rc::clone(r);
+            }
+        }
+        let lang = Lang::detect_in(quoted, text);
+        let decimal = decimal_convention(quoted).or_else(|| decimal_convention(text));
+        let r = Rc::new(readings_in(quoted, lang, decimal));
+        *last.borrow_mut() = Some((quoted.to_string(), text.to_string(), Rc::clone(&r)));
+        r
+    })
+}
+
+/// A value as a number: "1204", "1,204" (thousands), "0,45" (a decimal
+/// comma), "-3.5e-2".
+fn number_value(value: &str) -> Option<f64> {
+    let v: String = value
+        .trim()
+        .chars()
+        .filter(|c| !c.is_whitespace())
+        .collect();
+    if let Ok(x) = v.parse::<f64>() {
+        return Some(x);
+    }
+    let (int, frac) = v.split_once('.').unwrap_or((&v, ""));
+    let groups: Vec<&str> = int.trim_start_matches(['-', '+']).split(',').collect();
+    let thousands = groups.len() > 1
+        && (1..=3).contains(&groups[0].len())
+        && groups[1..].iter().all(|g| g.len() == 3);
+    if thousands {
+        return format!("{}.{frac}", int.replace(',', ""))
+            .trim_end_matches('.')
+            .parse()
+            .ok();
+    }
+    if groups.len() == 2 && frac.is_empty() {
+        return v.replace(',', ".").parse().ok();
+    }
+    None
 }
 
 /// Verifies `quote` against `text` for `value` of `kind` (`integer`,
@@ -120,10 +184,34 @@ pub fn verify_quote(quote: &str, text: &str, value: &str, kind: Option<&str>) ->
     // Find each passage, in order, after the previous one.
     let mut spans: Vec<(usize, usize)> = Vec::new();
     let mut from = 0;
-    for p in &parts {
+    let boundary_ok = |s: usize, e: usize, first: bool, last: bool| {
+        let starts_inside =
+            first && s > 0 && is_word_char(text_chars[s - 1]) && is_word_char(text_chars[s]);
+        let ends_inside = last
+            && e < text_chars.len()
+            && e > 0
+            && is_word_char(text_chars[e])
+            && is_word_char(text_chars[e - 1]);
+        !starts_inside && !ends_inside
+    };
+    for (k, p) in parts.iter().enumerate() {
         let q = Folded::new(p);
-        let found = (from..t.chars.len()).find(|&i| t.chars[i..].starts_with(&q.chars));
-        match found {
+        let (first, last) = (k == 0, k + 1 == parts.len());
+        // The first occurrence at whole words ("cien", not inside
+        // "pacientes"), else the first at all (its error says where).
+        let mut at_all = None;
+        let mut whole = None;
+        for i in from..t.chars.len() {
+            if t.chars[i..].starts_with(&q.chars) {
+                at_all.get_or_insert(i);
+                let (s, e) = t.span(i, i + q.chars.len());
+                if boundary_ok(s, e, first, last) {
+                    whole = Some(i);
+                    break;
+                }
+            }
+        }
+        match whole.or(at_all) {
             Some(i) => {
                 spans.push(t.span(i, i + q.chars.len()));
                 from = i + q.chars.len();
@@ -157,14 +245,18 @@ pub fn verify_quote(quote: &str, text: &str, value: &str, kind: Option<&str>) ->
     }
     // The value.
     let kind = kind.map(|k| k.trim().to_ascii_lowercase());
-    let value_num = value.trim().replace(',', "").parse::<f64>().ok();
+    let value_num = number_value(value);
     let numeric = match kind.as_deref() {
         Some("integer" | "number") => true,
         Some(_) => false,
         None => value_num.is_some(),
     };
-    let quoted: String = parts.join(" ");
-    let lang = Lang::detect(&quoted);
+    // One passage a line: a space between "[13, 19" and "800 mg" would
+    // make them one spaced number.
+    let quoted: String = parts.join("\n");
+    // The quote's language, with the text's words as context: a fragment
+    // ("75 patients") is read in the language around it, and so is its
+    // decimal point when the quote shows none.
     let q_words = words(&Folded::new(&quoted)).len();
     let carried = if numeric {
         match value_num {
@@ -176,12 +268,21 @@ pub fn verify_quote(quote: &str, text: &str, value: &str, kind: Option<&str>) ->
                 )
             }
             Some(v) => {
-                let nums = numbers_in(&quoted, lang);
-                if nums.is_empty() && !readable_script(&quoted) {
-                    true // a script whose number words are not read: presence only
+                let nums = quote_readings(&quoted, text);
+                let same = |x: f64| (x - v).abs() <= 1e-9 * v.abs().max(1.0);
+                // A script whose number words are not read: presence only.
+                let unread = nums.is_empty() && !readable_script(&quoted);
+                if unread || nums.iter().any(|r| r.ambiguous.is_none() && same(r.value)) {
+                    true
+                } else if let Some(why) = nums
+                    .iter()
+                    .find(|r| same(r.value))
+                    .and_then(|r| r.ambiguous.clone())
+                {
+                    // Either reading may be the one meant: accept neither.
+                    return fail(1.0, Some(span), format!("ambiguous: {why}"));
                 } else {
-                    nums.iter()
-                        .any(|x| (x - v).abs() <= 1e-9 * v.abs().max(1.0))
+                    false
                 }
             }
         }

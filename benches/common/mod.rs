@@ -1,0 +1,26 @@
+//! Where the benches find the public test material the repository does not
+//! carry (large sets and ones whose licence forbids copying): the project's
+//! shared data folder, `../shared/data/` beside the project root, or the
+//! folder `QUARRY_SHARED_DATA` names. The tests never read it; see the
+//! README's "Benchmarks" for what each bench needs.
+
+use std::path::PathBuf;
+
+/// `REL` inside the shared data folder, holding `what`; `None`, after
+/// printing what is missing and where it comes from, when it is not there.
+pub fn shared_data(rel: &str, what: &str) -> Option<PathBuf> {
+    let base = std::env::var("QUARRY_SHARED_DATA")
+        .map(PathBuf::from)
+        .unwrap_or_else(|_| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/data"));
+    let dir = base.join(rel);
+    if dir.exists() {
+        return Some(dir);
+    }
+    eprintln!(
+        "this bench needs {what} in {} (the project's shared test material, beside the clone \
+         as ../shared/data/, or the folder QUARRY_SHARED_DATA names); it is not there. \
+         The README's \"Benchmarks\" section says where each set comes from.",
+        dir.display()
+    );
+    None
+}
