@@ -26,7 +26,8 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Instant;
 
-use quarry::ingest::pdf;
+use quarry::eval::adjacency::{relations, Relation, Tally};
+use quarry::ingest::{pdf, Cell};
 use quick_xml::events::Event;
 use unicode_normalization::UnicodeNormalization;
 
@@ -322,13 +323,6 @@ fn attr(e: &quick_xml::events::BytesStart, key: &[u8]) -> Option<String> {
         .map(|a| String::from_utf8_lossy(&a.value).to_string())
 }
 
-fn norm(s: &str) -> String {
-    s.nfkc()
-        .filter(|c| !c.is_whitespace())
-        .flat_map(|c| c.to_lowercase())
-        .collect()
-}
-
 struct GtCell {
     r0: u32,
     r1: u32,
@@ -421,26 +415,17 @@ fn icdar_truth(dir: &Path, stem: &str) -> (Vec<Region>, Vec<Vec<GtCell>>) {
 
 /// Adjacency relations of a grid: each non-empty cell with the next
 /// non-empty cell to its right (same row) and below (same column).
-fn relations(cells: &[GtCell]) -> Vec<(String, String, char)> {
-    let mut out = Vec::new();
-    let filled: Vec<&GtCell> = cells.iter().filter(|c| !norm(&c.text).is_empty()).collect();
-    for a in &filled {
-        let right = filled
-            .iter()
-            .filter(|b| b.c0 > a.c1 && b.r0 <= a.r1 && a.r0 <= b.r1)
-            .min_by_key(|b| b.c0);
-        if let Some(b) = right {
-            out.push((norm(&a.text), norm(&b.text), 'h'));
-        }
-        let below = filled
-            .iter()
-            .filter(|b| b.r0 > a.r1 && b.c0 <= a.c1 && a.c0 <= b.c1)
-            .min_by_key(|b| b.r0);
-        if let Some(b) = below {
-            out.push((norm(&a.text), norm(&b.text), 'v'));
-        }
+/// A ground-truth cell as the competition's cells of rows r0..=r1,
+/// columns c0..=c1.
+fn as_cell(c: &GtCell) -> Cell {
+    Cell {
+        row: c.r0,
+        col: c.c0,
+        row_span: c.r1 - c.r0 + 1,
+        col_span: c.c1 - c.c0 + 1,
+        text: c.text.clone(),
+        ..Cell::default()
     }
-    out
 }
 
 fn table_benchmark() {
@@ -457,7 +442,7 @@ fn table_benchmark() {
     stems.sort();
     let (mut gt_n, mut det_n, mut rec_sum, mut prec_sum) = (0usize, 0usize, 0.0, 0.0);
     let (mut complete, mut pure) = (0, 0);
-    let (mut rel_hit, mut rel_gt, mut rel_det) = (0usize, 0usize, 0usize);
+    let mut adjacency = Tally::default();
     for stem in &stems {
         let bytes = std::fs::read(dir.join(format!("{stem}.pdf"))).unwrap();
         let (gt_regions, gt_tables) = icdar_truth(&dir, stem);
@@ -524,34 +509,28 @@ fn table_benchmark() {
             println!("{stem}: {} true, {} detected", gt_regions.len(), det.len());
         }
         // Cell adjacency over the whole document.
-        let mut gt_rel: HashMap<(String, String, char), i64> = HashMap::new();
-        for t in &gt_tables {
-            for r in relations(t) {
-                *gt_rel.entry(r).or_default() += 1;
-                rel_gt += 1;
-            }
-        }
-        for d in &det {
-            let cells: Vec<GtCell> =
-                d.2.iter()
-                    .map(|c| GtCell {
-                        r0: c.row,
-                        r1: c.row,
-                        c0: c.col,
-                        c1: c.col + c.col_span - 1,
-                        text: c.text.clone(),
-                    })
-                    .collect();
-            for r in relations(&cells) {
-                rel_det += 1;
-                if let Some(n) = gt_rel.get_mut(&r) {
-                    if *n > 0 {
-                        *n -= 1;
-                        rel_hit += 1;
-                    }
-                }
-            }
-        }
+        let truth: Vec<Relation> = gt_tables
+            .iter()
+            .flat_map(|t| relations(&t.iter().map(as_cell).collect::<Vec<_>>()))
+            .collect();
+        let found: Vec<Relation> = det
+            .iter()
+            .flat_map(|d| {
+                let cells: Vec<Cell> =
+                    d.2.iter()
+                        .map(|c| Cell {
+                            row: c.row,
+                            col: c.col,
+                            row_span: 1,
+                            col_span: c.col_span,
+                            text: c.text.clone(),
+                            ..Cell::default()
+                        })
+                        .collect();
+                relations(&cells)
+            })
+            .collect();
+        adjacency.add(Tally::of(&truth, &found));
     }
     let (rr, rp) = (rec_sum / gt_n.max(1) as f64, prec_sum / det_n.max(1) as f64);
     println!(
@@ -561,15 +540,14 @@ fn table_benchmark() {
         rp,
         2.0 * rr * rp / (rr + rp).max(1e-9)
     );
-    let (cp, cr) = (
-        rel_hit as f64 / rel_det.max(1) as f64,
-        rel_hit as f64 / rel_gt.max(1) as f64,
-    );
     println!(
-        "cell adjacency: precision {:.4}, recall {:.4}, F1 {:.4} ({rel_hit} of {rel_gt} true relations, {rel_det} detected)",
-        cp,
-        cr,
-        2.0 * cp * cr / (cp + cr).max(1e-9)
+        "cell adjacency: precision {:.4}, recall {:.4}, F1 {:.4} ({} of {} true relations, {} detected)",
+        adjacency.precision(),
+        adjacency.recall(),
+        adjacency.f1(),
+        adjacency.hit,
+        adjacency.truth,
+        adjacency.found
     );
 }
 

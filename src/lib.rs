@@ -6,6 +6,7 @@
 pub mod cohort;
 pub mod corpus;
 pub mod error;
+pub mod eval;
 pub mod functions;
 pub mod ingest;
 pub mod model;

@@ -551,7 +551,7 @@ fn push(out: &mut Vec<Reading>, v: f64, ambiguous: Option<String>) {
 pub fn readings_in(text: &str, lang: Option<Lang>, decimal: Option<Decimal>) -> Vec<Reading> {
     let mut out = Vec::new();
     let Some(l) = lang else {
-        scan_digits(text, None, decimal, &mut out);
+        scan_digits(text, None, decimal, true, &mut out);
         return out;
     };
     // Digits: mixed numbers first ("2 and a half"), then the rest.
@@ -559,7 +559,7 @@ pub fn readings_in(text: &str, lang: Option<Lang>, decimal: Option<Decimal>) -> 
     ratios(&t, l, &mut out);
     let t = mixed(&t, l, &mut out);
     let t = mask_articles(&t, l);
-    let masked = scan_digits(&t, lang, decimal, &mut out);
+    let masked = scan_digits(&t, lang, decimal, true, &mut out);
     // Words, with the digits masked so "1.2 million" is not read again as
     // "1.2" and "1000000"; what text2num writes has the language's decimals.
     let spelled = replace_numbers_in_text(&masked, &l.language(), 0.0);
@@ -570,7 +570,7 @@ pub fn readings_in(text: &str, lang: Option<Lang>, decimal: Option<Decimal>) -> 
     } else {
         Decimal::Point
     };
-    scan_digits(&spelled, lang, Some(own), &mut out);
+    scan_digits(&spelled, lang, Some(own), false, &mut out);
     if l == Lang::En {
         zeros(text, &mut out);
     }
@@ -719,16 +719,22 @@ fn readings(num: &str, lang: Option<Lang>, decimal: Option<Decimal>) -> (Vec<f64
 
 /// Numbers written with digits, pushed to `out`; returns the text with
 /// them masked.
+///
+/// `grouped` reads digit groups as thousands ("3 400"); `text2num` writes
+/// the numbers it spells out without groups, and two of them side by side
+/// ("achtundachtzig siebenhundert" is "88 700") are two numbers.
 fn scan_digits(
     text: &str,
     lang: Option<Lang>,
     decimal: Option<Decimal>,
+    grouped: bool,
     out: &mut Vec<Reading>,
 ) -> String {
     let mut masked = String::with_capacity(text.len());
     let mut last = 0;
     let mut pos = 0;
-    while let Some(mut c) = NUMBER.captures_at(text, pos) {
+    let re: &Regex = if grouped { &NUMBER } else { &PLAIN };
+    while let Some(mut c) = re.captures_at(text, pos) {
         let Some(mut num) = c.name("num") else { break };
         // A grouping a digit follows ("3 4000", "1,2045") was none.
         if text[num.end()..].starts_with(|ch: char| ch.is_ascii_digit()) {
@@ -981,7 +987,7 @@ mod text2num_vectors {
                             Decimal::Point
                         };
                         let mut w = Vec::new();
-                        scan_digits(expected, Some(lang), Some(own), &mut w);
+                        scan_digits(expected, Some(lang), Some(own), false, &mut w);
                         w.into_iter().map(|r| r.value).collect()
                     }
                     _ => continue,

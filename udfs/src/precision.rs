@@ -32,6 +32,12 @@ struct Written {
 /// separator is the decimal point. A leading minus counts after a space or
 /// bracket only. Numbers glued to a letter on their left (CD4) are names.
 fn written(text: &str, comma: bool) -> Vec<Written> {
+    written_with(text, comma, true)
+}
+
+/// [`written`], with spaces between groups of three read as grouping or
+/// not (`text2num` writes two spelled numbers side by side: "88 700").
+fn written_with(text: &str, comma: bool, spaced: bool) -> Vec<Written> {
     static RE: LazyLock<Regex> = LazyLock::new(|| {
         Regex::new(
             r"\d{1,3}(?:(?:,\d{3})+|(?:\.\d{3}){2,}|(?:[ \u{A0}\u{202F}\u{2009}]\d{3})+)(?:[.,·]\d+)?|\d+(?:[.,·]\d+)?|[.·]\d+",
@@ -42,7 +48,8 @@ fn written(text: &str, comma: bool) -> Vec<Written> {
         LazyLock::new(|| Regex::new(r"\d+(?:[.,·]\d+)?").unwrap_or_else(|_| unreachable!()));
     let mut out = Vec::new();
     let mut pos = 0;
-    while let Some(m) = RE.find_at(text, pos) {
+    let re: &Regex = if spaced { &RE } else { &PLAIN };
+    while let Some(m) = re.find_at(text, pos) {
         pos = m.end();
         let mut s = m.as_str().to_string();
         let mut end = m.end();
@@ -122,8 +129,10 @@ fn stated(text: &str, lang: Lang) -> Vec<f64> {
     }
     let spelled = replace_numbers_in_text(text, &lang.language(), 0.0);
     for comma in [false, true] {
-        for w in written(&spelled, comma) {
-            all.extend([w.value, w.value / 100.0]);
+        for spaced in [false, true] {
+            for w in written_with(&spelled, comma, spaced) {
+                all.extend([w.value, w.value / 100.0]);
+            }
         }
     }
     // Scientific notation, its superscript flattened or not ("0.35 × 102"
@@ -368,9 +377,9 @@ fn number_word_vectors_verify_their_value_and_nothing_else() {
         {
             // The numbers the vector says the input spells.
             let ws: Vec<Written> = match kind {
-                "text2digits" => written(expected, lang.decimal_comma()),
+                "text2digits" => written_with(expected, lang.decimal_comma(), false),
                 k if k.starts_with("replace_numbers_in_text") => {
-                    written(expected, lang.decimal_comma())
+                    written_with(expected, lang.decimal_comma(), false)
                 }
                 _ => continue,
             };
