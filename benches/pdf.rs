@@ -515,20 +515,7 @@ fn table_benchmark() {
             .collect();
         let found: Vec<Relation> = det
             .iter()
-            .flat_map(|d| {
-                let cells: Vec<Cell> =
-                    d.2.iter()
-                        .map(|c| Cell {
-                            row: c.row,
-                            col: c.col,
-                            row_span: 1,
-                            col_span: c.col_span,
-                            text: c.text.clone(),
-                            ..Cell::default()
-                        })
-                        .collect();
-                relations(&cells)
-            })
+            .flat_map(|d| relations(&d.2.iter().map(Cell::from).collect::<Vec<_>>()))
             .collect();
         adjacency.add(Tally::of(&truth, &found));
     }

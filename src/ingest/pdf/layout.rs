@@ -533,6 +533,21 @@ pub struct TCell {
     pub bbox: (f32, f32, f32, f32),
 }
 
+impl From<&TCell> for crate::ingest::Cell {
+    /// A PDF table cell as a block's cell (a PDF cell spans one row).
+    fn from(c: &TCell) -> Self {
+        Self {
+            row: c.row,
+            col: c.col,
+            row_span: 1,
+            col_span: c.col_span,
+            text: c.text.clone(),
+            indent: c.indent,
+            bold: c.bold,
+        }
+    }
+}
+
 /// Whether two lines share a baseline (one table row).
 fn same_row(a: &Line, b: &Line) -> bool {
     (a.y - b.y).abs() < 0.5 * a.size.max(b.size)

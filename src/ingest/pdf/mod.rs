@@ -346,18 +346,7 @@ pub fn extract(bytes: &[u8]) -> Result<Extracted, String> {
     for (number, height, blocks) in laid {
         for b in blocks {
             if let Some(cells) = &b.table {
-                let cells: Vec<Cell> = cells
-                    .iter()
-                    .map(|c| Cell {
-                        row: c.row,
-                        col: c.col,
-                        row_span: 1,
-                        col_span: c.col_span,
-                        text: c.text.clone(),
-                        indent: c.indent,
-                        bold: c.bold,
-                    })
-                    .collect();
+                let cells: Vec<Cell> = cells.iter().map(Cell::from).collect();
                 let mut rb = RawBlock::new(BlockKind::Table, super::table_text(&cells));
                 rb.cells = cells;
                 rb.page = Some(number);
