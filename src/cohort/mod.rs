@@ -82,46 +82,92 @@ pub struct TableIn {
     pub layout: bool,
 }
 
-/// The tables of a document with their captions and footnotes: a caption
-/// just before (or just after) a table names it; footnotes right after it
-/// are its notes.
+/// The tables of a document with their captions and footnotes: a table's
+/// caption is the nearest on the side the document puts them (above in
+/// most journals, below in some), else the one right next to it on the
+/// other side that no table claimed; footnotes right after it are its
+/// notes.
 pub fn tables_of(doc: &Document) -> Vec<TableIn> {
     let text = |k: usize| doc.text[doc.blocks[k].start..doc.blocks[k].end].to_string();
-    let mut out = Vec::new();
-    let mut used_caption = vec![false; doc.blocks.len()];
-    for (k, b) in doc.blocks.iter().enumerate() {
-        if b.kind != BlockKind::Table || b.cells.is_empty() {
-            continue;
+    let tables: Vec<usize> = doc
+        .blocks
+        .iter()
+        .enumerate()
+        .filter(|(_, b)| b.kind == BlockKind::Table && !b.cells.is_empty())
+        .map(|(k, _)| k)
+        .collect();
+    // A caption block, or (formats without captions: Markdown, text, Word
+    // without caption styles) a short paragraph right next to the table
+    // that starts with its label ("Table 3 The effects of ...").
+    let is_table_caption = |j: usize, k: usize| {
+        let kind = doc.blocks[j].kind;
+        let next_to = j + 1 == k || j == k + 1;
+        (kind == BlockKind::Caption
+            || kind == BlockKind::Paragraph && next_to && text(j).len() < 400)
+            && table_label(&text(j)).is_some()
+    };
+    // Which side a document puts its table captions on: most journals
+    // above the table, some below. Each table caption votes for the side
+    // its nearest table (within four blocks) is on; a tie is above.
+    let is_table = |j: usize| {
+        doc.blocks
+            .get(j)
+            .is_some_and(|b| b.kind == BlockKind::Table)
+    };
+    let (mut above, mut below) = (0, 0);
+    for j in 0..doc.blocks.len() {
+        if doc.blocks[j].kind == BlockKind::Caption && table_label(&text(j)).is_some() {
+            let after = (1..=4).find(|d| is_table(j + d));
+            let before = (1..=4.min(j)).find(|d| is_table(j - d));
+            match (after, before) {
+                (Some(a), Some(b)) if b < a => below += 1,
+                (None, Some(_)) => below += 1,
+                (Some(_), _) => above += 1,
+                (None, None) => {}
+            }
         }
-        // A caption block, or (formats without captions: Markdown, text,
-        // Word without caption styles) a short paragraph right next to the
-        // table that starts with its label ("Table 3 The effects of ...").
-        let is_table_caption = |j: usize| {
-            let kind = doc.blocks[j].kind;
-            let next_to = j + 1 == k || j == k + 1;
-            (kind == BlockKind::Caption
-                || kind == BlockKind::Paragraph && next_to && text(j).len() < 400)
-                && !used_caption[j]
-                && table_label(&text(j)).is_some()
+    }
+    // The blocks to look at for a table's caption on one side: the nearest
+    // first, up to four (other blocks may sit between in a PDF), never past
+    // another table.
+    let side = |k: usize, before: bool| -> Vec<usize> {
+        let range: Vec<usize> = if before {
+            (k.saturating_sub(4)..k).rev().collect()
+        } else {
+            (k + 1..doc.blocks.len().min(k + 5)).collect()
         };
-        let mut caption = None;
-        // The nearest table caption before it (other blocks may sit between
-        // in a PDF), else the one right after it.
-        for j in (k.saturating_sub(4)..k).rev() {
-            if doc.blocks[j].kind == BlockKind::Table {
-                break;
+        range.into_iter().take_while(|&j| !is_table(j)).collect()
+    };
+    let mut used_caption = vec![false; doc.blocks.len()];
+    let mut captions: Vec<Option<usize>> = vec![None; tables.len()];
+    // First every table takes the nearest free caption on the document's
+    // side, so that a neighbouring table (or text read as one) cannot take
+    // it from the other side; then a table with none looks right after
+    // (captions above) or right before (below) it.
+    for pass in [above >= below, above < below] {
+        for (t, &k) in tables.iter().enumerate() {
+            if captions[t].is_some() {
+                continue;
             }
-            if is_table_caption(j) {
-                caption = Some(j);
-                break;
+            let first = pass == (above >= below);
+            let near: Vec<usize> = if first {
+                side(k, pass)
+            } else {
+                side(k, pass).into_iter().take(1).collect()
+            };
+            if let Some(j) = near
+                .into_iter()
+                .find(|&j| !used_caption[j] && is_table_caption(j, k))
+            {
+                captions[t] = Some(j);
+                used_caption[j] = true;
             }
         }
-        if caption.is_none() && k + 1 < doc.blocks.len() && is_table_caption(k + 1) {
-            caption = Some(k + 1);
-        }
-        if let Some(j) = caption {
-            used_caption[j] = true;
-        }
+    }
+    let mut out = Vec::new();
+    for (t, &k) in tables.iter().enumerate() {
+        let b = &doc.blocks[k];
+        let caption = captions[t];
         let caption_text = caption.map(&text).unwrap_or_default();
         let table_id =
             table_label(&caption_text).unwrap_or_else(|| format!("table {}", out.len() + 1));
@@ -131,9 +177,10 @@ pub fn tables_of(doc: &Document) -> Vec<TableIn> {
                 BlockKind::Footnote => notes.push(text(j)),
                 BlockKind::Caption if Some(j) == caption => {}
                 BlockKind::Paragraph if notes.is_empty() && j <= k + 2 => {
-                    let t = text(j);
-                    if t.len() < 600 && !descriptors(&t).is_empty() && states_measures(&t) {
-                        notes.push(t);
+                    let note = text(j);
+                    if note.len() < 600 && !descriptors(&note).is_empty() && states_measures(&note)
+                    {
+                        notes.push(note);
                     }
                 }
                 _ => break,
@@ -1524,6 +1571,78 @@ mod tests {
             indent: 0,
             bold: false,
         }
+    }
+
+    /// A document of blocks (kind, text), tables with one cell.
+    fn doc(blocks: &[(BlockKind, &str)]) -> Document {
+        let mut d = Document::empty(
+            crate::source::Entry::local(std::path::Path::new("t.pdf"), 0),
+            crate::ingest::Status::Ok,
+            Some("pdf"),
+            None,
+        );
+        for (kind, text) in blocks {
+            let start = d.text.len();
+            d.text.push_str(text);
+            d.blocks.push(crate::ingest::Block {
+                kind: *kind,
+                page: Some(1),
+                section: None,
+                start,
+                end: d.text.len(),
+                cells: if *kind == BlockKind::Table {
+                    vec![cell(0, 0, text)]
+                } else {
+                    Vec::new()
+                },
+            });
+            d.text.push('\n');
+        }
+        d
+    }
+
+    fn ids(d: &Document) -> Vec<(String, String)> {
+        tables_of(d)
+            .into_iter()
+            .map(|t| (t.cells[0].text.clone(), t.table_id))
+            .collect()
+    }
+
+    #[test]
+    fn captions_go_with_the_table_on_the_documents_side() {
+        use BlockKind::{Caption, Paragraph, Table};
+        // Captions above: text read as a table before "Table 1" does not
+        // take it from the table below it.
+        let d = doc(&[
+            (Table, "two columns of text"),
+            (Caption, "Table 1. Results"),
+            (Table, "first"),
+            (Caption, "Table 2. Course"),
+            (Table, "second"),
+        ]);
+        assert_eq!(
+            ids(&d),
+            [
+                ("two columns of text".into(), "table 1".into()),
+                ("first".into(), "Table 1".into()),
+                ("second".into(), "Table 2".into())
+            ]
+        );
+        // Captions below, with text between a caption and the next table.
+        let d = doc(&[
+            (Table, "first"),
+            (Caption, "Table 1. Baseline"),
+            (Paragraph, "Results text."),
+            (Table, "second"),
+            (Caption, "Table 2. Outcomes"),
+        ]);
+        assert_eq!(
+            ids(&d),
+            [
+                ("first".into(), "Table 1".into()),
+                ("second".into(), "Table 2".into())
+            ]
+        );
     }
 
     #[test]
