@@ -458,19 +458,38 @@ impl Lang {
     /// fragment ("uno coma uno", "75 patients") is read in the language
     /// around it. `None` when neither has Latin-script words.
     pub fn detect_in(quote: &str, context: &str) -> Option<Self> {
-        match (scores(quote, true), scores(context, false)) {
+        let combine = |q: [u32; 7], c: [u32; 7]| {
+            let mut s = [0u32; 7];
+            for i in 0..7 {
+                s[i] = 2 * q[i] + c[i];
+            }
+            s
+        };
+        let c = scores(context, false);
+        // Frequent words first; number words (dearer to test) only when
+        // the two together do not decide.
+        match (scores(quote, false), c) {
             (None, None) => None,
-            (Some(q), None) => Some(pick(q)),
+            (Some(q), None) => scores(quote, true).map(pick).or(Some(pick(q))),
             (None, Some(c)) => Some(pick(c)),
             (Some(q), Some(c)) => {
-                let mut s = [0u32; 7];
-                for i in 0..7 {
-                    s[i] = 2 * q[i] + c[i];
+                let s = combine(q, c);
+                if decided(s) {
+                    return Some(pick(s));
                 }
-                Some(pick(s))
+                let q = scores(quote, true).unwrap_or(q);
+                Some(pick(combine(q, c)))
             }
         }
     }
+}
+
+/// Whether frequent words alone settle the language: three at least, and
+/// twice as many as for any other language.
+fn decided(score: [u32; 7]) -> bool {
+    let mut sorted = score;
+    sorted.sort_unstable_by(|a, b| b.cmp(a));
+    sorted[0] >= 3 && sorted[0] >= 2 * sorted[1]
 }
 
 /// The best-scoring language; on a tie the earlier one (English first).
@@ -524,10 +543,7 @@ fn scores(text: &str, numbers: bool) -> Option<[u32; 7]> {
             None => unknown.push(*w),
         }
     }
-    let mut sorted = score;
-    sorted.sort_unstable_by(|a, b| b.cmp(a));
-    let decided = sorted[0] >= 3 && sorted[0] >= 2 * sorted[1];
-    if !numbers || decided {
+    if !numbers || decided(score) {
         return Some(score);
     }
     for w in unknown.iter().take(NUMBER_WORDS) {
