@@ -12,9 +12,8 @@ mod common;
 
 use std::time::{Duration, Instant};
 
-use quarry::ingest::{ingest_bytes, Document, IngestSpec, Status};
+use quarry::ingest::{ingest_file, Document, IngestSpec, Status};
 use quarry::segment::{segment, Method, SegDoc, SegmentSpec};
-use quarry::source::Entry;
 use quarry_udfs::Tokenizer;
 use text_splitter::{ChunkConfig, TextSplitter};
 
@@ -27,11 +26,7 @@ fn corpus(rel: &str) -> Vec<Document> {
     files.sort();
     files
         .into_iter()
-        .map(|p| {
-            let bytes = std::fs::read(&p).expect("read");
-            let entry = Entry::local(&p, bytes.len() as u64);
-            ingest_bytes(entry, &bytes, &IngestSpec::default())
-        })
+        .map(|p| ingest_file(&p, &IngestSpec::default()).expect("read"))
         .filter(|d| d.status == Status::Ok)
         .collect()
 }

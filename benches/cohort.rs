@@ -26,17 +26,12 @@ use std::path::{Path, PathBuf};
 use quarry::cohort::score::{load_gold, score, Score};
 use quarry::cohort::Item;
 use quarry::functions::cohort::document_items;
-use quarry::ingest::{ingest_bytes, IngestSpec, Status};
-use quarry::source::Entry;
+use quarry::ingest::{ingest_file, IngestSpec, Status};
 
 /// The items of one file, or why there are none.
 fn items_of(path: &Path) -> Result<Vec<Item>, String> {
-    let bytes = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
-    let d = ingest_bytes(
-        Entry::local(path, bytes.len() as u64),
-        &bytes,
-        &IngestSpec::default(),
-    );
+    let d = ingest_file(path, &IngestSpec::default())
+        .map_err(|e| format!("{}: {e}", path.display()))?;
     if d.status != Status::Ok {
         return Err(format!(
             "{}: {:?} {}",

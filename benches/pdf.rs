@@ -5,12 +5,13 @@
 //! Run: `cargo bench --bench pdf` (release). Needs `pdftotext` on PATH
 //! (Debian: poppler-utils). Inputs:
 //! - tests/data/rct_baseline/pdf/*.pdf (8 CC BY trial papers, in the
-//!   repository) against the body text of rct_baseline/jats/*.nxml (the publisher's XML; tables and figures left
-//!   out). Words: NFKC, lower case, runs of letters and digits. Recall = the
+//!   repository) against the body text of rct_baseline/jats/*.nxml (the
+//!   publisher's XML; tables and figures left out). Words: NFKC, lower case, runs of letters and digits. Recall = the
 //!   share of the XML's words (as a multiset) found in the extracted text;
 //!   order = the longest common subsequence of the two word sequences over
 //!   the XML's word count.
-//! - ../shared/data/icdar2013/competition-dataset-eu/ (MIT, via tabula-java; not in the repository): table regions
+//! - ../shared/data/icdar2013/competition-dataset-eu/ (MIT, via
+//!   tabula-java; not in the repository): table regions
 //!   (`-reg.xml`) scored by the words inside them (recall of each true
 //!   region by its best detected region, precision of each detected region
 //!   by its best true one), and cell adjacency relations (`-str.xml`: each
@@ -413,8 +414,6 @@ fn icdar_truth(dir: &Path, stem: &str) -> (Vec<Region>, Vec<Vec<GtCell>>) {
     (regions, tables)
 }
 
-/// Adjacency relations of a grid: each non-empty cell with the next
-/// non-empty cell to its right (same row) and below (same column).
 /// A ground-truth cell as the competition's cells of rows r0..=r1,
 /// columns c0..=c1.
 fn as_cell(c: &GtCell) -> Cell {

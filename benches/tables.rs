@@ -25,16 +25,10 @@ use quarry::cohort::score::{score, Gold, Score};
 use quarry::eval::adjacency::{relations, Tally};
 use quarry::eval::teds::{cells_tree, teds, Node};
 use quarry::functions::cohort::document_items;
-use quarry::ingest::{ingest_bytes, BlockKind, Cell, Document, IngestSpec, Status};
-use quarry::source::Entry;
+use quarry::ingest::{ingest_file, BlockKind, Cell, Document, IngestSpec, Status};
 
 fn ingest(path: &Path) -> Option<Document> {
-    let bytes = std::fs::read(path).ok()?;
-    let d = ingest_bytes(
-        Entry::local(path, bytes.len() as u64),
-        &bytes,
-        &IngestSpec::default(),
-    );
+    let d = ingest_file(path, &IngestSpec::default()).ok()?;
     if d.status != Status::Ok {
         eprintln!(
             "{}: {:?} {}",

@@ -144,19 +144,15 @@ pub fn tables_of(doc: &Document) -> Vec<TableIn> {
     // side, so that a neighbouring table (or text read as one) cannot take
     // it from the other side; then a table with none looks right after
     // (captions above) or right before (below) it.
-    for pass in [above >= below, above < below] {
+    let captions_above = above >= below;
+    for (before, reach) in [(captions_above, 4), (!captions_above, 1)] {
         for (t, &k) in tables.iter().enumerate() {
             if captions[t].is_some() {
                 continue;
             }
-            let first = pass == (above >= below);
-            let near: Vec<usize> = if first {
-                side(k, pass)
-            } else {
-                side(k, pass).into_iter().take(1).collect()
-            };
-            if let Some(j) = near
+            if let Some(j) = side(k, before)
                 .into_iter()
+                .take(reach)
                 .find(|&j| !used_caption[j] && is_table_caption(j, k))
             {
                 captions[t] = Some(j);

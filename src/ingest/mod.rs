@@ -380,6 +380,17 @@ pub fn extractor_label(ext: &str) -> Option<&'static str> {
     }
 }
 
+/// Reads a local file and ingests it (benches and tools; corpus runs list
+/// and read through the source layer).
+pub fn ingest_file(path: &std::path::Path, spec: &IngestSpec) -> std::io::Result<Document> {
+    let bytes = std::fs::read(path)?;
+    Ok(ingest_bytes(
+        Entry::local(path, bytes.len() as u64),
+        &bytes,
+        spec,
+    ))
+}
+
 /// Reads one file's bytes into a document: sniff, extract, clean, hash.
 /// Never panics outward and never fails: a problem is a `failed` row.
 pub fn ingest_bytes(entry: Entry, bytes: &[u8], spec: &IngestSpec) -> Document {

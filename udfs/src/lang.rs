@@ -445,42 +445,48 @@ impl Lang {
         self != Self::En
     }
 
+    /// The language's own decimal point.
+    pub fn decimal(self) -> Decimal {
+        if self.decimal_comma() {
+            Decimal::Comma
+        } else {
+            Decimal::Point
+        }
+    }
+
     /// Guesses the language of a text, even of one sentence, from its
     /// frequent words and its number words ("achtendertig" is Dutch);
     /// English when Latin-script words give no evidence; `None` when it has
     /// no Latin-script words to go on.
     pub fn detect(text: &str) -> Option<Self> {
-        scores(text, true).map(pick)
+        let (mut score, unknown) = frequent(text)?;
+        if !decided(score) {
+            number_words(&mut score, &unknown);
+        }
+        Some(pick(score))
     }
 
     /// The language of a quote from a document: its own words count twice,
     /// the document's (`context`, its frequent words only) once, so a short
     /// fragment ("uno coma uno", "75 patients") is read in the language
-    /// around it. `None` when neither has Latin-script words.
+    /// around it. `None` when neither has Latin-script words. Number words
+    /// (dearer to test) are tried only when frequent words do not decide.
     pub fn detect_in(quote: &str, context: &str) -> Option<Self> {
-        let combine = |q: [u32; 7], c: [u32; 7]| {
-            let mut s = [0u32; 7];
-            for i in 0..7 {
-                s[i] = 2 * q[i] + c[i];
-            }
-            s
+        let c = frequent(context).map(|(c, _)| c);
+        let Some((q, unknown)) = frequent(quote) else {
+            return c.map(pick);
         };
-        let c = scores(context, false);
-        // Frequent words first; number words (dearer to test) only when
-        // the two together do not decide.
-        match (scores(quote, false), c) {
-            (None, None) => None,
-            (Some(q), None) => scores(quote, true).map(pick).or(Some(pick(q))),
-            (None, Some(c)) => Some(pick(c)),
-            (Some(q), Some(c)) => {
-                let s = combine(q, c);
-                if decided(s) {
-                    return Some(pick(s));
-                }
-                let q = scores(quote, true).unwrap_or(q);
-                Some(pick(combine(q, c)))
-            }
+        let combine = |q: [u32; 7]| match c {
+            Some(c) => std::array::from_fn(|i| 2 * q[i] + c[i]),
+            None => q,
+        };
+        let mut s = combine(q);
+        if !decided(s) && !decided(q) {
+            let mut q = q;
+            number_words(&mut q, &unknown);
+            s = combine(q);
         }
+        Some(pick(s))
     }
 }
 
@@ -515,11 +521,10 @@ static FREQUENT: LazyLock<HashMap<&'static str, u8>> = LazyLock::new(|| {
     m
 });
 
-/// Evidence for each language in `text`: one point a frequent word, and,
-/// with `numbers` and unless the frequent words already decide, two points
-/// a number word that only one language spells so; `None` when the text
-/// has no Latin-script words.
-fn scores(text: &str, numbers: bool) -> Option<[u32; 7]> {
+/// Evidence for each language in `text`, one point a frequent word, and
+/// the words that are none that could be number words (lower case); `None`
+/// when the text has no Latin-script words.
+fn frequent(text: &str) -> Option<([u32; 7], Vec<String>)> {
     let lower = text.to_lowercase();
     let words: Vec<&str> = lower
         .split(|c: char| !c.is_alphabetic())
@@ -531,6 +536,7 @@ fn scores(text: &str, numbers: bool) -> Option<[u32; 7]> {
     }
     let mut score = [0u32; 7];
     let mut unknown = Vec::new();
+    let mut tried = 0;
     for w in &words {
         match FREQUENT.get(w) {
             Some(bits) => {
@@ -540,17 +546,23 @@ fn scores(text: &str, numbers: bool) -> Option<[u32; 7]> {
                     }
                 }
             }
-            None => unknown.push(*w),
+            None => {
+                // The first NUMBER_WORDS words that are none, short and
+                // shared ones passed over.
+                tried += 1;
+                if tried <= NUMBER_WORDS && w.chars().count() >= 3 && !SHARED_WORDS.contains(w) {
+                    unknown.push(w.to_string());
+                }
+            }
         }
     }
-    if !numbers || decided(score) {
-        return Some(score);
-    }
-    for w in unknown.iter().take(NUMBER_WORDS) {
-        if w.chars().count() < 3 || SHARED_WORDS.contains(w) {
-            continue;
-        }
-        // Cardinals only: ordinals ("segundo") are everyday words too.
+    Some((score, unknown))
+}
+
+/// Two points to a language for each word that only it spells as a number
+/// (cardinals only: ordinals such as "segundo" are everyday words too).
+fn number_words(score: &mut [u32; 7], words: &[String]) {
+    for w in words {
         let mut hit = None;
         let mut hits = 0;
         for (i, l) in ALL.iter().enumerate() {
@@ -567,7 +579,6 @@ fn scores(text: &str, numbers: bool) -> Option<[u32; 7]> {
             score[i] += 2;
         }
     }
-    Some(score)
 }
 
 fn latin(c: char) -> bool {

@@ -406,27 +406,18 @@ fn prepare(text: &str, lang: Lang, out: &mut Vec<Reading>) -> String {
                 })
                 .into_owned();
         }
-        Lang::De => {
-            static HALF: LazyLock<Regex> =
+        Lang::De | Lang::Nl => {
+            // "anderthalb", "zweieinhalb"; "anderhalf", "tweeënhalf".
+            static DE: LazyLock<Regex> =
                 LazyLock::new(|| re(r"(?i)\b(?:(anderthalb)|(\p{L}+?)einhalb)\b"));
-            let de = lang.language();
-            t = take(&t, &HALF, out, |c| {
-                if c.get(1).is_some() {
-                    return Some(1.5);
-                }
-                let n = text2digits(&c[2], &de).ok()?.parse::<f64>().ok()?;
-                Some(n + 0.5)
-            });
-        }
-        Lang::Nl => {
-            static HALF: LazyLock<Regex> =
+            static NL: LazyLock<Regex> =
                 LazyLock::new(|| re(r"(?i)\b(?:(anderhalf)|(\p{L}+?)(?:ë|e)nhalf)\b"));
-            let nl = lang.language();
-            t = take(&t, &HALF, out, |c| {
+            let half: &Regex = if lang == Lang::De { &DE } else { &NL };
+            t = take(&t, half, out, |c| {
                 if c.get(1).is_some() {
                     return Some(1.5);
                 }
-                let n = text2digits(&c[2], &nl).ok()?.parse::<f64>().ok()?;
+                let n = text2digits(&c[2], &l).ok()?.parse::<f64>().ok()?;
                 Some(n + 0.5)
             });
         }
@@ -435,43 +426,40 @@ fn prepare(text: &str, lang: Lang, out: &mut Vec<Reading>) -> String {
     t
 }
 
-/// Masks the lone indefinite articles of `text`, which `text2num` would
+/// Masks the lone indefinite articles of `t`, which `text2num` would
 /// read as the number one. An article stays where it is a word of a larger
 /// number ("vingt et un", "un million"), of a sequence ("un, deux, trois"),
 /// of a fraction ("un tiers"), or says "only one" ("un seul").
-fn mask_articles(text: &str, lang: Lang) -> String {
+fn mask_articles(t: &str, lang: Lang) -> String {
     let Some(article) = &words_for(lang).article else {
-        return text.to_string();
+        return t.to_string();
     };
     let l = lang.language();
     let is_number = |w: Option<&str>| w.is_some_and(|w| text2digits(w, &l).is_ok());
-    let t = text;
-    {
-        let mut s = String::with_capacity(t.len());
-        let mut last = 0;
-        for m in article.find_iter(t) {
-            let (prev, prev2) = words_before(t, m.start());
-            let next = word_after(t, m.end());
-            let part_of_number = is_number(prev)
-                || (prev.is_some_and(|p| AND_WORDS.contains(&p.to_lowercase().as_str()))
-                    && is_number(prev2));
-            let only = next.is_some_and(|n| ONLY.contains(&n.to_lowercase().as_str()));
-            // "un, deux, trois", "un million", "um vírgula um".
-            let in_sequence = is_number(next)
-                || next.is_some_and(|n| text2digits(&format!("{} {n}", m.as_str()), &l).is_ok())
-                || next.is_some_and(|n| POINT_WORDS.contains(&n.to_lowercase().as_str()))
-                || prev.is_some_and(|p| POINT_WORDS.contains(&p.to_lowercase().as_str()));
-            let fraction = next.is_some_and(|n| denominator(n).is_some());
-            if next.is_none() || part_of_number || only || in_sequence || fraction {
-                continue;
-            }
-            s.push_str(&t[last..m.start()]);
-            s.push_str(MASK);
-            last = m.end();
+    let mut s = String::with_capacity(t.len());
+    let mut last = 0;
+    for m in article.find_iter(t) {
+        let (prev, prev2) = words_before(t, m.start());
+        let next = word_after(t, m.end());
+        let part_of_number = is_number(prev)
+            || (prev.is_some_and(|p| AND_WORDS.contains(&p.to_lowercase().as_str()))
+                && is_number(prev2));
+        let only = next.is_some_and(|n| ONLY.contains(&n.to_lowercase().as_str()));
+        // "un, deux, trois", "un million", "um vírgula um".
+        let in_sequence = is_number(next)
+            || next.is_some_and(|n| text2digits(&format!("{} {n}", m.as_str()), &l).is_ok())
+            || next.is_some_and(|n| POINT_WORDS.contains(&n.to_lowercase().as_str()))
+            || prev.is_some_and(|p| POINT_WORDS.contains(&p.to_lowercase().as_str()));
+        let fraction = next.is_some_and(|n| denominator(n).is_some());
+        if next.is_none() || part_of_number || only || in_sequence || fraction {
+            continue;
         }
-        s.push_str(&t[last..]);
-        s
+        s.push_str(&t[last..m.start()]);
+        s.push_str(MASK);
+        last = m.end();
     }
+    s.push_str(&t[last..]);
+    s
 }
 
 /// Mixed numbers ("2 and a half") in `text`, read and masked.
@@ -565,12 +553,7 @@ pub fn readings_in(text: &str, lang: Option<Lang>, decimal: Option<Decimal>) -> 
     let spelled = replace_numbers_in_text(&masked, &l.language(), 0.0);
     ratios(&spelled, l, &mut out);
     let spelled = phrases(&spelled, l, &mut out);
-    let own = if l.decimal_comma() {
-        Decimal::Comma
-    } else {
-        Decimal::Point
-    };
-    scan_digits(&spelled, lang, Some(own), false, &mut out);
+    scan_digits(&spelled, lang, Some(l.decimal()), false, &mut out);
     if l == Lang::En {
         zeros(text, &mut out);
     }
@@ -952,7 +935,7 @@ mod tests {
 
 #[cfg(test)]
 mod text2num_vectors {
-    use super::{numbers_in, scan_digits, Decimal};
+    use super::{numbers_in, scan_digits};
 
     /// The text2num crate's own test vectors (testdata/text2num,
     /// MIT) through `numbers_in`: for a whole number expression the value must
@@ -981,13 +964,8 @@ mod text2num_vectors {
                         .into_iter()
                         .collect(),
                     k if k.starts_with("replace_numbers_in_text") => {
-                        let own = if lang.decimal_comma() {
-                            Decimal::Comma
-                        } else {
-                            Decimal::Point
-                        };
                         let mut w = Vec::new();
-                        scan_digits(expected, Some(lang), Some(own), false, &mut w);
+                        scan_digits(expected, Some(lang), Some(lang.decimal()), false, &mut w);
                         w.into_iter().map(|r| r.value).collect()
                     }
                     _ => continue,

@@ -224,12 +224,7 @@ pub fn verify_quote(quote: &str, text: &str, value: &str, kind: Option<&str>) ->
     }
     let span = (spans[0].0, spans[spans.len() - 1].1);
     // Whole words at both ends.
-    let starts_inside =
-        span.0 > 0 && is_word_char(text_chars[span.0 - 1]) && is_word_char(text_chars[span.0]);
-    let ends_inside = span.1 < text_chars.len()
-        && is_word_char(text_chars[span.1])
-        && is_word_char(text_chars[span.1 - 1]);
-    if starts_inside || ends_inside {
+    if !boundary_ok(span.0, span.1, true, true) {
         return fail(1.0, Some(span), "starts or ends inside a word".into());
     }
     // What elisions leave out may not be a negation.
@@ -254,9 +249,6 @@ pub fn verify_quote(quote: &str, text: &str, value: &str, kind: Option<&str>) ->
     // One passage a line: a space between "[13, 19" and "800 mg" would
     // make them one spaced number.
     let quoted: String = parts.join("\n");
-    // The quote's language, with the text's words as context: a fragment
-    // ("75 patients") is read in the language around it, and so is its
-    // decimal point when the quote shows none.
     let q_words = words(&Folded::new(&quoted)).len();
     let carried = if numeric {
         match value_num {
