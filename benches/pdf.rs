@@ -460,7 +460,7 @@ fn table_benchmark() {
                 }
             }
         }
-        let mut det: Vec<(u32, [f32; 4], Vec<pdf::layout::TCell>)> = Vec::new();
+        let mut det: Vec<(u32, [f32; 4], Vec<pdf::table::TCell>)> = Vec::new();
         for p in &mut pages {
             let h = p.height;
             for b in pdf::page_blocks(p) {

@@ -7,6 +7,7 @@
 pub mod fonts;
 pub mod interp;
 pub mod layout;
+pub mod table;
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 
@@ -182,7 +183,7 @@ pub fn strip_running(pages: &mut [PageLines]) -> u64 {
 /// Lays out one page's blocks in reading order (tables found first).
 pub fn page_blocks(p: &mut PageLines) -> Vec<LBlock> {
     let lines = std::mem::take(&mut p.lines);
-    let (mut tables, rest) = layout::tables(lines, &p.rules, p.width);
+    let (mut tables, rest) = table::tables(lines, &p.rules, p.width);
     let mut blocks = layout::blocks(rest);
     blocks.append(&mut tables);
     layout::order(blocks)

@@ -1,0 +1,410 @@
+//! Stage 1, detection: where a page's tables are. Ruled tables are runs of
+//! horizontal rules of one extent with aligned rows between them; unruled
+//! ones are runs of rows cut into short, aligned pieces, most holding a
+//! number, with header and label rows taken along.
+
+use super::super::interp::Rule;
+use super::super::layout::Line;
+use super::{is_numeric_cell, same_row};
+
+/// A region of the page: (x0, y0, x1, y1), top-down.
+pub type Region = (f32, f32, f32, f32);
+
+/// The page's lines grouped into rows (indices into `lines`), top to
+/// bottom. A row of only small lines (a footnote mark raised above its
+/// row's baseline) joins the row it is raised from, so it does not cut a
+/// table; each row's first line is a full-size one, the rest left to right.
+pub fn rows(lines: &[Line]) -> Vec<Vec<usize>> {
+    let mut rows: Vec<Vec<usize>> = Vec::new();
+    for (i, l) in lines.iter().enumerate() {
+        match rows.last_mut() {
+            Some(r) if same_row(&lines[r[0]], l) => r.push(i),
+            _ => rows.push(vec![i]),
+        }
+    }
+    let body_size = body_size(lines);
+    let mut k = 0;
+    while k < rows.len() {
+        let small = rows[k].iter().all(|&i| lines[i].size < 0.8 * body_size);
+        if small && rows.len() > 1 {
+            let y = lines[rows[k][0]].y;
+            let next = rows
+                .get(k + 1)
+                .map(|r| (lines[r[0]].y - y, lines[r[0]].size));
+            let prev = k
+                .checked_sub(1)
+                .map(|p| (y - lines[rows[p][0]].y, lines[rows[p][0]].size));
+            if next.is_some_and(|(dy, s)| dy >= 0.0 && dy < 0.6 * s) {
+                let r = rows.remove(k);
+                rows[k].extend(r);
+                continue;
+            } else if prev.is_some_and(|(dy, s)| dy >= -0.6 * s && dy < 0.6 * s) {
+                let r = rows.remove(k);
+                rows[k - 1].extend(r);
+                continue;
+            }
+        }
+        k += 1;
+    }
+    for r in &mut rows {
+        r.sort_by(|&a, &b| {
+            (lines[a].size < 0.8 * body_size)
+                .cmp(&(lines[b].size < 0.8 * body_size))
+                .then(lines[a].x0.total_cmp(&lines[b].x0))
+        });
+    }
+    rows
+}
+
+/// The median font size of the lines.
+fn body_size(lines: &[Line]) -> f32 {
+    let mut sizes: Vec<f32> = lines.iter().map(|l| l.size).collect();
+    sizes.sort_by(f32::total_cmp);
+    sizes[sizes.len() / 2]
+}
+
+/// The page's table regions, ruled ones first.
+pub fn regions(
+    lines: &[Line],
+    rows: &[Vec<usize>],
+    rules: &[Rule],
+    page_width: f32,
+) -> Vec<Region> {
+    let page = Page {
+        lines,
+        rows,
+        page_width,
+    };
+    let mut regions = page.ruled(rules);
+    page.unruled(&mut regions);
+    regions
+}
+
+struct Page<'a> {
+    lines: &'a [Line],
+    rows: &'a [Vec<usize>],
+    page_width: f32,
+}
+
+impl Page<'_> {
+    fn row_y(&self, r: &[usize]) -> f32 {
+        self.lines[r[0]].y
+    }
+
+    fn short(&self, i: usize) -> bool {
+        self.lines[i].x1 - self.lines[i].x0 < 0.3 * self.page_width
+    }
+
+    /// A row cut into short pieces: three or more, or two holding a number.
+    fn tabular(&self, r: &[usize]) -> bool {
+        let n = r.len();
+        let shorts = r.iter().filter(|&&i| self.short(i)).count();
+        let nums = r
+            .iter()
+            .filter(|&&i| is_numeric_cell(&self.lines[i].text()))
+            .count();
+        (n >= 3 && shorts >= n - 1) || (n >= 2 && shorts == n && nums >= 1)
+    }
+
+    /// How many of a run's cells line up (left, right or centre) with a
+    /// cell of another row of the run, of how many: justified prose split
+    /// at wide spaces does not.
+    fn alignment(&self, run: &[&Vec<usize>]) -> (usize, usize) {
+        let lines = self.lines;
+        let mut segs = 0;
+        let mut aligned = 0;
+        for (a, r) in run.iter().enumerate() {
+            for &k in r.iter() {
+                segs += 1;
+                let l = &lines[k];
+                let hit = run.iter().enumerate().any(|(b, r2)| {
+                    b != a
+                        && r2.iter().any(|&m| {
+                            let o = &lines[m];
+                            (o.x0 - l.x0).abs() < 2.5
+                                || (o.x1 - l.x1).abs() < 2.5
+                                || ((o.x0 + o.x1) - (l.x0 + l.x1)).abs() < 5.0
+                        })
+                });
+                aligned += usize::from(hit);
+            }
+        }
+        (aligned, segs)
+    }
+
+    /// Ruled tables: horizontal rules of the same extent with rows between.
+    fn ruled(&self, rules: &[Rule]) -> Vec<Region> {
+        let lines = self.lines;
+        let rows = self.rows;
+        let mut regions = Vec::new();
+        let mut hr: Vec<&Rule> = rules
+            .iter()
+            .filter(|r| r.horizontal() && r.x1 - r.x0 > 0.15 * self.page_width)
+            .collect();
+        hr.sort_by(|a, b| a.y0.total_cmp(&b.y0));
+        let mut used = vec![false; hr.len()];
+        for i in 0..hr.len() {
+            if used[i] {
+                continue;
+            }
+            let mut group = vec![i];
+            for j in i + 1..hr.len() {
+                if !used[j]
+                    && (hr[j].x0 - hr[i].x0).abs() < 6.0
+                    && (hr[j].x1 - hr[i].x1).abs() < 6.0
+                {
+                    let last = hr[*group.last().unwrap()];
+                    // Stop at a long stretch without rows between rules.
+                    if hr[j].y0 - last.y0 > 250.0 {
+                        break;
+                    }
+                    // A table caption between two rules starts another table.
+                    let caption_between = rows.iter().any(|r| {
+                        let y = self.row_y(r);
+                        y > last.y0 && y < hr[j].y0 && starts_table_caption(&lines[r[0]].text())
+                    });
+                    if caption_between {
+                        break;
+                    }
+                    group.push(j);
+                }
+            }
+            if group.len() < 2 {
+                continue;
+            }
+            for &g in &group {
+                used[g] = true;
+            }
+            let (top, bot) = (hr[group[0]].y0, hr[*group.last().unwrap()].y1);
+            let (x0, x1) = (hr[i].x0, hr[i].x1);
+            let within = |k: usize| lines[k].x0 >= x0 - 4.0 && lines[k].x1 <= x1 + 4.0;
+            let inside: Vec<&Vec<usize>> = rows
+                .iter()
+                .filter(|r| {
+                    self.row_y(r) > top && self.row_y(r) < bot + 2.0 && r.iter().any(|&k| within(k))
+                })
+                .collect();
+            let multi = inside
+                .iter()
+                .filter(|r| r.iter().filter(|&&k| within(k)).count() >= 2)
+                .count();
+            let (aligned, segs) = self.alignment(&inside);
+            if inside.len() >= 2 && multi * 2 >= inside.len() && aligned * 10 >= segs * 7 {
+                regions.push((x0 - 1.0, top - 1.0, x1 + 1.0, bot + 1.0));
+            }
+        }
+        regions
+    }
+
+    /// Unruled tables: runs of at least three tabular rows (up to two label
+    /// rows between them), aligned, most holding a number; the header rows
+    /// just above join them. A run overlapping a region already found is
+    /// left out.
+    fn unruled(&self, regions: &mut Vec<Region>) {
+        let lines = self.lines;
+        let rows = self.rows;
+        let page_width = self.page_width;
+        let mut i = 0;
+        while i < rows.len() {
+            if !self.tabular(&rows[i]) {
+                i += 1;
+                continue;
+            }
+            let mut j = i;
+            let left = |a: usize, b: usize| {
+                rows[a..=b]
+                    .iter()
+                    .map(|r| lines[r[0]].x0)
+                    .fold(f32::MAX, f32::min)
+            };
+            let near = |a: usize, b: usize| {
+                self.row_y(&rows[b]) - self.row_y(&rows[a]) < 3.0 * lines[rows[a][0]].size
+            };
+            // A label row inside the table: one or two short text cells
+            // starting at (or indented a little from) the table's first
+            // column, with no number ("Gender, n (%)", "Dietary intake",
+            // "BMI (SD), kg/m2"). The run's second column starts where its
+            // rows' second cells do; a label sits left of it (a centred
+            // first column moves short labels right, so an offset from the
+            // left edge says little).
+            let second = |a: usize, b: usize| {
+                rows[a..=b]
+                    .iter()
+                    .filter(|r| r.len() >= 2)
+                    .map(|r| lines[r[1]].x0)
+                    .fold(f32::MAX, f32::min)
+            };
+            let label_row = |k: usize, x: f32, x2: f32| {
+                let r = &rows[k];
+                r.len() <= 2
+                    && r.iter()
+                        .all(|&m| lines[m].x1 - lines[m].x0 < 0.5 * page_width)
+                    && lines[r[0]].x0 >= x - 2.0
+                    && (lines[r[0]].x0 <= x + 40.0 || lines[r[0]].x1 < x2)
+                    && !is_numeric_cell(&lines[r[0]].text())
+            };
+            loop {
+                if j + 1 < rows.len() && self.tabular(&rows[j + 1]) && near(j, j + 1) {
+                    j += 1;
+                    continue;
+                }
+                // Up to two label rows between tabular rows belong to the run.
+                let x = left(i, j);
+                let x2 = second(i, j);
+                let mut k = j + 1;
+                while k < rows.len() && k <= j + 2 && label_row(k, x, x2) && near(k - 1, k) {
+                    k += 1;
+                }
+                if k > j + 1 && k < rows.len() && self.tabular(&rows[k]) && near(k - 1, k) {
+                    j = k;
+                    continue;
+                }
+                break;
+            }
+            // The run's cells must line up (left, right or centre) from row
+            // to row, and most rows must hold a number: justified prose
+            // split at wide spaces does neither.
+            let run: Vec<&Vec<usize>> = rows[i..=j].iter().collect();
+            let (aligned, segs) = self.alignment(&run);
+            let numeric_rows = run
+                .iter()
+                .filter(|r| r.iter().any(|&k| is_numeric_cell(&lines[k].text())))
+                .count();
+            if j >= i + 2 && aligned * 10 >= segs * 8 && numeric_rows * 2 >= run.len() {
+                let members = rows[i..=j].iter().flatten();
+                let x0 = members
+                    .clone()
+                    .map(|&k| lines[k].x0)
+                    .fold(f32::MAX, f32::min);
+                let x1 = members
+                    .clone()
+                    .map(|&k| lines[k].x1)
+                    .fold(f32::MIN, f32::max);
+                let top = self.header_top(i, x0, x1);
+                let bot = lines[rows[j][0]].bottom();
+                if !regions.iter().any(|r| overlaps(*r, (x0, top, x1, bot))) {
+                    regions.push((x0 - 1.0, top - 1.0, x1 + 1.0, bot + 1.0));
+                }
+            }
+            i = j + 1;
+        }
+    }
+
+    /// The top of a run starting at row `i`, with the header and label rows
+    /// just above it inside its columns (not a caption).
+    fn header_top(&self, i: usize, x0: f32, x1: f32) -> f32 {
+        let lines = self.lines;
+        let rows = self.rows;
+        let mut top = lines[rows[i][0]].top();
+        let mut k = i;
+        while k > 0 {
+            let r = &rows[k - 1];
+            let near = self.row_y(&rows[k]) - self.row_y(r) < 2.5 * lines[r[0]].size;
+            let inside = r
+                .iter()
+                .all(|&m| lines[m].x0 >= x0 - 2.0 && lines[m].x1 <= x1 + 2.0 && self.short(m));
+            let caption = lines[r[0]].text().to_ascii_lowercase().starts_with("table");
+            if !near || !inside || caption {
+                break;
+            }
+            top = lines[r[0]].top();
+            k -= 1;
+        }
+        top
+    }
+}
+
+fn overlaps(a: Region, b: Region) -> bool {
+    a.0 < b.2 && b.0 < a.2 && a.1 < b.3 && b.1 < a.3
+}
+
+/// Whether a line starts a table caption ("Table 2 Baseline…", "TABLE 1.").
+pub fn starts_table_caption(t: &str) -> bool {
+    let t = t.trim_start();
+    let Some(rest) = t.strip_prefix("Table").or_else(|| t.strip_prefix("TABLE")) else {
+        return false;
+    };
+    let rest = rest.trim_start_matches([' ', '\u{a0}', '|']).trim_start();
+    rest.chars().next().is_some_and(|c| c.is_ascii_digit())
+        || (rest.starts_with('S') && rest[1..].starts_with(|c: char| c.is_ascii_digit()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::fixture::*;
+    use super::*;
+
+    fn found(lines: &[Line], rules: &[Rule]) -> Vec<Region> {
+        let rows = rows(lines);
+        regions(lines, &rows, rules, 600.0)
+    }
+
+    #[test]
+    fn aligned_rows_of_numbers_are_a_table_with_their_header_row() {
+        let lines = simple();
+        let r = found(&lines, &[]);
+        assert_eq!(r.len(), 1);
+        // The header row above the first numeric row is inside.
+        assert!(r[0].1 < lines[0].top());
+    }
+
+    #[test]
+    fn justified_prose_split_at_wide_spaces_is_no_table() {
+        let lines = laid_out(&[
+            &[
+                (50.0, "The trial enrolled"),
+                (160.0, "patients who were"),
+                (290.0, "followed for 12 months."),
+            ],
+            &[
+                (50.0, "Outcomes"),
+                (125.0, "were assessed by blinded"),
+                (300.0, "raters at 3, 6 and 9 months"),
+            ],
+            &[
+                (50.0, "and the primary"),
+                (150.0, "outcome was the change"),
+                (320.0, "in score from 0."),
+            ],
+        ]);
+        assert!(found(&lines, &[]).is_empty());
+    }
+
+    #[test]
+    fn two_rows_are_too_few_for_an_unruled_table_but_enough_between_rules() {
+        let lines = laid_out(&[
+            &[(50.0, "Age"), (200.0, "34.1"), (300.0, "35.2")],
+            &[(50.0, "Women"), (200.0, "12"), (300.0, "14")],
+        ]);
+        assert!(found(&lines, &[]).is_empty());
+        let rule = |y: f32| Rule {
+            x0: 45.0,
+            y0: y,
+            x1: 350.0,
+            y1: y + 0.5,
+        };
+        assert_eq!(found(&lines, &[rule(85.0), rule(120.0)]).len(), 1);
+    }
+
+    #[test]
+    fn a_raised_footnote_mark_joins_its_row() {
+        let mut lines = simple();
+        let mut mark = line(222.0, 97.0 + 14.0, "a");
+        mark.size = 6.0;
+        lines.push(mark);
+        lines.sort_by(|a, b| a.y.total_cmp(&b.y));
+        let r = rows(&lines);
+        assert_eq!(r.len(), 5);
+        // The full-size line leads its row.
+        assert!(r.iter().all(|r| lines[r[0]].size == 10.0));
+    }
+
+    #[test]
+    fn table_captions_are_recognised() {
+        assert!(starts_table_caption("Table 2 Baseline"));
+        assert!(starts_table_caption("TABLE 1."));
+        assert!(starts_table_caption("Table S3 Outcomes"));
+        assert!(!starts_table_caption("Tables were drawn"));
+        assert!(!starts_table_caption("Table of contents"));
+    }
+}

@@ -1,0 +1,240 @@
+//! Stage 2, the grid: a region's lines cut into rows (by baseline) and
+//! columns (from the gaps in the horizontal projection of its fullest
+//! rows), and each line placed in the column(s) it covers.
+
+use super::super::layout::{Line, Word};
+use super::{header, same_row, TCell};
+
+/// Rows of lines and column intervals of one table region.
+pub struct Grid<'a> {
+    /// Rows top to bottom, each left to right.
+    pub rows: Vec<Vec<&'a Line>>,
+    /// Column intervals (x0, x1), left to right.
+    pub cols: Vec<(f32, f32)>,
+}
+
+impl<'a> Grid<'a> {
+    /// Rows by baseline; column intervals from the rows with the most cells
+    /// when there are three or more of them (a row whose label ran into the
+    /// first value would otherwise merge two columns), else from rows with
+    /// at least half the widest row's cells (so a spanning header cell does
+    /// not merge columns).
+    pub fn new(lines: &'a [Line]) -> Grid<'a> {
+        let mut rows: Vec<Vec<&Line>> = Vec::new();
+        let mut sorted: Vec<&Line> = lines.iter().collect();
+        sorted.sort_by(|a, b| a.y.total_cmp(&b.y));
+        for l in sorted {
+            match rows.last_mut() {
+                Some(r) if same_row(r[0], l) => r.push(l),
+                _ => rows.push(vec![l]),
+            }
+        }
+        for r in &mut rows {
+            r.sort_by(|a, b| a.x0.total_cmp(&b.x0));
+        }
+        let maxn = rows.iter().map(|r| r.len()).max().unwrap_or(0);
+        let full = rows.iter().filter(|r| r.len() == maxn).count();
+        let mut iv: Vec<(f32, f32)> = rows
+            .iter()
+            .filter(|r| {
+                if full >= 3 && maxn >= 3 {
+                    r.len() == maxn
+                } else {
+                    r.len() * 2 >= maxn && r.len() >= 2
+                }
+            })
+            .flat_map(|r| r.iter().map(|l| (l.x0, l.x1)))
+            .collect();
+        if iv.is_empty() {
+            iv = lines.iter().map(|l| (l.x0, l.x1)).collect();
+        }
+        iv.sort_by(|a, b| a.0.total_cmp(&b.0));
+        let mut cols: Vec<(f32, f32)> = Vec::new();
+        for (a, b) in iv {
+            match cols.last_mut() {
+                Some(c) if a <= c.1 + 1.0 => c.1 = c.1.max(b),
+                _ => cols.push((a, b)),
+            }
+        }
+        Grid { rows, cols }
+    }
+
+    /// The column an x falls in (the first whose right edge is past it).
+    pub fn col_of(&self, x: f32) -> usize {
+        self.cols
+            .iter()
+            .position(|c| x < c.1 + 0.5)
+            .unwrap_or(self.cols.len().saturating_sub(1))
+    }
+
+    /// Every line as cells: a body line crossing column boundaries is split
+    /// by the column its words' centres are in; a header line (rows before
+    /// `first_body`) spans the columns it reaches into unless its words
+    /// stand apart like separate headings (see [`header::span`]). Indent is
+    /// measured in ems from the first column's left edge.
+    pub fn place(&self, first_body: usize) -> Vec<TCell> {
+        let cols = &self.cols;
+        let left = self
+            .rows
+            .iter()
+            .flat_map(|r| r.first())
+            .filter(|l| self.col_of(l.x0) == 0)
+            .map(|l| l.x0)
+            .fold(f32::MAX, f32::min);
+        let mut out = Vec::new();
+        for (ri, r) in self.rows.iter().enumerate() {
+            for l in r {
+                let is_header = ri < first_body;
+                // The last column the line reaches into (past its start), so
+                // a header wider than its column does not span the next one.
+                let c0 = self.col_of(l.x0);
+                let c1 = cols
+                    .iter()
+                    .rposition(|c| c.0 < l.x1 - 1.0)
+                    .unwrap_or(0)
+                    .max(c0);
+                let (c0, c1) = if is_header {
+                    header::span(cols, l, c0, c1)
+                } else {
+                    (c0, c1)
+                };
+                let by_column = (c1 > c0).then(|| self.by_column(l));
+                let pieces: Vec<(usize, usize, Vec<&Word>)> = match by_column {
+                    Some(p) if !is_header || header::spaced(&p, l.size) => p,
+                    _ => vec![(c0, c1.max(c0), l.words.iter().collect())],
+                };
+                for (a, b, ws) in pieces {
+                    let text = ws
+                        .iter()
+                        .map(|w| w.text.as_str())
+                        .collect::<Vec<_>>()
+                        .join(" ");
+                    let x0 = ws.iter().map(|w| w.x0).fold(f32::MAX, f32::min);
+                    let x1 = ws.iter().map(|w| w.x1).fold(f32::MIN, f32::max);
+                    let nb = ws.iter().filter(|w| w.bold).count();
+                    let indent = if a == 0 && left < f32::MAX {
+                        (((x0 - left) / l.size) + 0.3).max(0.0) as u32
+                    } else {
+                        0
+                    };
+                    out.push(TCell {
+                        row: ri as u32,
+                        col: a as u32,
+                        col_span: (b - a + 1) as u32,
+                        text,
+                        indent,
+                        bold: nb * 2 > ws.len(),
+                        bbox: (x0, l.top(), x1, l.bottom()),
+                    });
+                }
+            }
+        }
+        out
+    }
+
+    /// A line's words grouped by the column their centre is in.
+    fn by_column<'l>(&self, l: &'l Line) -> Vec<(usize, usize, Vec<&'l Word>)> {
+        let mut p: Vec<(usize, usize, Vec<&Word>)> = Vec::new();
+        for w in &l.words {
+            let c = self.col_of((w.x0 + w.x1) / 2.0);
+            match p.last_mut() {
+                Some((a, _, ws)) if *a == c => ws.push(w),
+                _ => p.push((c, c, vec![w])),
+            }
+        }
+        p
+    }
+}
+
+/// A centred first column has no indentation: its left edges vary with the
+/// text's length while the centres agree.
+pub fn centred_stub(out: &mut [TCell]) {
+    let firsts: Vec<(f32, f32)> = out
+        .iter()
+        .filter(|c| c.col == 0 && c.col_span == 1)
+        .map(|c| (c.bbox.0, c.bbox.2))
+        .collect();
+    if firsts.len() < 4 {
+        return;
+    }
+    let mut centres: Vec<f32> = firsts.iter().map(|(a, b)| (a + b) / 2.0).collect();
+    centres.sort_by(f32::total_cmp);
+    let mc = centres[centres.len() / 2];
+    let lmin = firsts.iter().map(|f| f.0).fold(f32::MAX, f32::min);
+    let centred = firsts
+        .iter()
+        .filter(|f| ((f.0 + f.1) / 2.0 - mc).abs() < 3.0)
+        .count();
+    let flush = firsts.iter().filter(|f| (f.0 - lmin).abs() < 1.5).count();
+    if centred * 10 >= firsts.len() * 7 && flush * 10 < firsts.len() * 7 {
+        for c in out.iter_mut().filter(|c| c.col == 0) {
+            c.indent = 0;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::fixture::*;
+    use super::*;
+
+    #[test]
+    fn columns_come_from_the_fullest_rows() {
+        let lines = simple();
+        let g = Grid::new(&lines);
+        assert_eq!(g.rows.len(), 5);
+        assert_eq!(g.cols.len(), 4);
+        assert_eq!(g.col_of(210.0), 1);
+        assert_eq!(g.col_of(1000.0), 3);
+    }
+
+    #[test]
+    fn a_body_line_across_columns_is_split_by_word() {
+        let mut lines = simple();
+        // "Height  170  171" came out of the page as one line.
+        let mut words = line(50.0, 170.0, "Height 170 171").words;
+        for (w, x) in words.iter_mut().skip(1).zip([200.0, 300.0]) {
+            w.x0 = x;
+            w.x1 = x + 15.0;
+        }
+        lines.push(Line::new(words));
+        let g = Grid::new(&lines);
+        let cells = g.place(1);
+        let last: Vec<(u32, &str)> = cells
+            .iter()
+            .filter(|c| c.row == 5)
+            .map(|c| (c.col, c.text.as_str()))
+            .collect();
+        assert_eq!(last, vec![(0, "Height"), (1, "170"), (2, "171")]);
+    }
+
+    #[test]
+    fn indentation_is_counted_in_ems_unless_the_stub_is_centred() {
+        let lines = laid_out(&[
+            &[(50.0, "Sex, n (%)"), (200.0, "1"), (300.0, "2")],
+            &[(70.0, "Men"), (200.0, "3"), (300.0, "4")],
+            &[(70.0, "Women"), (200.0, "5"), (300.0, "6")],
+            &[(50.0, "Age, years"), (200.0, "7"), (300.0, "8")],
+        ]);
+        let g = Grid::new(&lines);
+        let mut cells = g.place(0);
+        centred_stub(&mut cells);
+        let indents: Vec<u32> = cells
+            .iter()
+            .filter(|c| c.col == 0)
+            .map(|c| c.indent)
+            .collect();
+        assert_eq!(indents, vec![0, 2, 2, 0]);
+        // Centred labels: left edges differ, centres agree.
+        let lines = laid_out(&[
+            &[(70.0, "Sex"), (200.0, "1"), (300.0, "2")],
+            &[(65.0, "Women"), (200.0, "3"), (300.0, "4")],
+            &[(57.5, "Current smokers"), (200.0, "5"), (300.0, "6")],
+            &[(70.0, "Age"), (200.0, "7"), (300.0, "8")],
+        ]);
+        let g = Grid::new(&lines);
+        let mut cells = g.place(0);
+        centred_stub(&mut cells);
+        assert!(cells.iter().all(|c| c.indent == 0));
+    }
+}

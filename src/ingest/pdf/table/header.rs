@@ -1,0 +1,172 @@
+//! Stage 3, header rows: how many rows head the table, and which columns
+//! each header cell spans.
+
+use super::super::layout::{Line, Word};
+use super::{is_numeric_cell, TCell};
+
+/// The first body row: a label and a value after it ("n=19" and "(n = 24)"
+/// are header sizes, not values). Rows above it are header rows; 0 when no
+/// row qualifies.
+pub fn first_body(rows: &[Vec<&Line>]) -> usize {
+    let is_size = |t: &str| {
+        let t = t.trim_start_matches(['(', '[']).trim_start();
+        (t.starts_with('n') || t.starts_with('N')) && t[1..].trim_start().starts_with('=')
+    };
+    rows.iter()
+        .position(|r| {
+            r.len() >= 2
+                && r.iter().skip(1).any(|l| {
+                    let t = l.text();
+                    is_numeric_cell(&t) && !is_size(&t)
+                })
+        })
+        .unwrap_or(0)
+}
+
+/// The columns a header line spans, given the first and last column it
+/// reaches into: a header inside one column but centred over the gap between
+/// it and a neighbour heads both ("Fruit (pieces)" over "Mean (SE)" and
+/// "Mean change").
+pub fn span(cols: &[(f32, f32)], l: &Line, c0: usize, c1: usize) -> (usize, usize) {
+    if c1 != c0 {
+        return (c0, c1);
+    }
+    let mid = (l.x0 + l.x1) / 2.0;
+    let over_gap = |a: usize| {
+        let gap = (cols[a].1, cols[a + 1].0);
+        let half = (cols[a + 1].1 - cols[a].0) / 2.0;
+        (mid - (gap.0 + gap.1) / 2.0).abs() < 0.15 * half
+    };
+    if c0 + 1 < cols.len() && over_gap(c0) && l.x1 > cols[c0].1 {
+        (c0, c0 + 1)
+    } else if c0 > 1 && over_gap(c0 - 1) && l.x0 < cols[c0].0 {
+        (c0 - 1, c1)
+    } else {
+        (c0, c1)
+    }
+}
+
+/// Whether a header line crossing columns is separate headings set on one
+/// line ("CACP group  Total  p"): its pieces (words by column) stand further
+/// apart than its word spacing. A heading spanning columns does not.
+pub fn spaced(p: &[(usize, usize, Vec<&Word>)], size: f32) -> bool {
+    let gaps_between: Vec<f32> = p
+        .windows(2)
+        .map(|w| w[1].2[0].x0 - w[0].2.last().unwrap().x1)
+        .collect();
+    let within: Vec<f32> = p
+        .iter()
+        .flat_map(|(_, _, ws)| ws.windows(2).map(|w| w[1].x0 - w[0].x1))
+        .collect();
+    let space = within
+        .iter()
+        .copied()
+        .fold(0.0f32, f32::max)
+        .max(0.25 * size);
+    p.len() >= 2 && gaps_between.iter().all(|g| *g > 1.8 * space)
+}
+
+/// A group header heads the sub-columns under it: a column left empty in a
+/// header row, with a sub-header below it, joins the header cell of that
+/// row whose centre is nearest the sub-header's (left-aligned or centred
+/// group headers alike), when only empty columns lie between.
+pub fn group_spans(out: &mut [TCell], first_body: usize) {
+    let head_rows = out
+        .iter()
+        .filter(|c| (c.row as usize) < first_body)
+        .map(|c| c.row + 1)
+        .max()
+        .unwrap_or(0);
+    for r in 0..head_rows.saturating_sub(1) {
+        let covered = |out: &[TCell], k: u32| {
+            out.iter()
+                .any(|c| c.row == r && c.col <= k && k < c.col + c.col_span)
+        };
+        let subs: Vec<(u32, f32)> = out
+            .iter()
+            .filter(|c| c.row == r + 1 && c.col > 0)
+            .map(|c| (c.col, (c.bbox.0 + c.bbox.2) / 2.0))
+            .collect();
+        if out.iter().filter(|c| c.row == r && c.col > 0).count() < 2 {
+            continue;
+        }
+        for (k, centre) in subs {
+            if covered(out, k) {
+                continue;
+            }
+            // A header stacked over its own column's next line ("Mean
+            // change" over "(95% CI)") heads that column only; a group
+            // header is wider than what is under it, or has nothing under it.
+            let groups = |c: &TCell| {
+                let w = c.bbox.2 - c.bbox.0;
+                out.iter()
+                    .find(|u| u.row == r + 1 && u.col == c.col)
+                    .is_none_or(|u| w > 1.6 * (u.bbox.2 - u.bbox.0))
+            };
+            let best = out
+                .iter()
+                .enumerate()
+                .filter(|(_, c)| c.row == r && c.col > 0 && groups(c))
+                .min_by(|(_, a), (_, b)| {
+                    let d = |c: &TCell| ((c.bbox.0 + c.bbox.2) / 2.0 - centre).abs();
+                    d(a).total_cmp(&d(b))
+                })
+                .map(|(i, _)| i);
+            let Some(i) = best else { continue };
+            let (a, b) = (out[i].col, out[i].col + out[i].col_span - 1);
+            let (lo, hi) = if k < a { (k, a - 1) } else { (b + 1, k) };
+            if (lo..=hi).all(|m| !covered(out, m)) {
+                let (na, nb) = (a.min(k), b.max(k));
+                out[i].col = na;
+                out[i].col_span = nb - na + 1;
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::fixture::*;
+    use super::super::grid::Grid;
+    use super::*;
+
+    #[test]
+    fn sizes_in_the_header_are_not_the_first_body_row() {
+        let lines = laid_out(&[
+            &[(200.0, "Drug"), (300.0, "Placebo")],
+            &[(200.0, "(n = 24)"), (300.0, "(n = 25)")],
+            &[(50.0, "Age"), (200.0, "34.1"), (300.0, "35.2")],
+            &[(50.0, "Women"), (200.0, "12"), (300.0, "14")],
+        ]);
+        let g = Grid::new(&lines);
+        assert_eq!(first_body(&g.rows), 2);
+    }
+
+    #[test]
+    fn a_group_header_spans_the_columns_under_it() {
+        let lines = laid_out(&[
+            &[(250.0, "Week 12")],
+            &[(200.0, "Drug"), (300.0, "Placebo")],
+            &[(50.0, "Age"), (200.0, "34.1"), (300.0, "35.2")],
+            &[(50.0, "Women"), (200.0, "12"), (300.0, "14")],
+            &[(50.0, "Men"), (200.0, "10"), (300.0, "9")],
+        ]);
+        let cells = super::super::cells(&lines);
+        let week = cells.iter().find(|c| c.text == "Week 12").unwrap();
+        assert_eq!((week.row, week.col, week.col_span), (0, 1, 2));
+    }
+
+    #[test]
+    fn separate_headings_on_one_line_are_not_one_spanning_heading() {
+        let l = line(200.0, 100.0, "Drug");
+        let m = line(300.0, 100.0, "Placebo");
+        let p = vec![
+            (1, 1, l.words.iter().collect()),
+            (2, 2, m.words.iter().collect()),
+        ];
+        assert!(spaced(&p, 10.0));
+        let h = line(200.0, 100.0, "Mean change");
+        let p = vec![(1, 1, vec![&h.words[0]]), (2, 2, vec![&h.words[1]])];
+        assert!(!spaced(&p, 10.0));
+    }
+}
