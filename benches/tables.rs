@@ -14,6 +14,9 @@
 //! any was looked at: a PMCID whose digits sum to an odd number is held
 //! out. Held-out papers are scored only in total; the others are listed.
 //!
+//! `QUARRY_TABLES_SHOW=PMCID` prints that paper's PDF tables, cell by cell
+//! (a looked-at paper: the held-out ones are for scoring only).
+//!
 //! Run: `cargo bench --bench tables` (release), or `--profile dev`: it
 //! times nothing, so the profile does not change its figures.
 
@@ -95,6 +98,12 @@ fn score_paper(pmcid: &str, xml: &Path, pdf: &Path) -> Row {
         return row;
     };
     let (xt, pt) = (tables(&x), tables(&p));
+    if std::env::var("QUARRY_TABLES_SHOW").is_ok_and(|s| s == pmcid) {
+        for t in &pt {
+            println!("{pmcid}, a PDF table:");
+            common::dump_cells(t);
+        }
+    }
     row.xml_tables = xt.len();
     row.pdf_tables = pt.len();
     let xtrees: Vec<(Node, usize)> = xt.iter().map(|c| cells_tree(c)).collect();

@@ -24,3 +24,19 @@ pub fn shared_data(rel: &str, what: &str) -> Option<PathBuf> {
     );
     None
 }
+
+/// Prints a table's cells row by row: `[col+span] text |`.
+#[allow(dead_code)]
+pub fn dump_cells(cells: &[quarry::ingest::Cell]) {
+    let mut cs: Vec<&quarry::ingest::Cell> = cells.iter().collect();
+    cs.sort_by_key(|c| (c.row, c.col));
+    let mut row = u32::MAX;
+    for c in cs {
+        if c.row != row {
+            print!("\n  r{:<3}", c.row);
+            row = c.row;
+        }
+        print!(" [{}+{}] {} |", c.col, c.col_span, c.text);
+    }
+    println!();
+}

@@ -205,43 +205,57 @@ pub fn lines(mut words: Vec<Word>) -> Vec<Line> {
         .collect();
     let mut out = Vec::new();
     for (row, gutter) in rows.into_iter().zip(gutters) {
-        // A gap splits the row when a page gutter runs through it, when it
-        // is wide enough to be a table's column gap, or when it is clearly
-        // wider than the row's own word spacing (a widely justified line
-        // stays one line).
-        let mut gaps: Vec<f32> = row.windows(2).map(|w| w[1].x0 - w[0].x1).collect();
-        gaps.sort_by(f32::total_cmp);
-        // The row's word spacing: the median gap, the widest one left out.
-        gaps.pop();
-        let median = gaps.get(gaps.len() / 2).copied().unwrap_or(0.0).max(0.0);
-        let numeric = row
-            .iter()
-            .filter(|w| w.text.chars().any(|c| c.is_ascii_digit()))
-            .count()
-            * 3
-            >= row.len();
-        let mut cur: Vec<Word> = Vec::new();
+        // A page gutter running through a gap splits the row first; then
+        // each part is split on its own word spacing, so the words of the
+        // column beside it (a table's cells, a looser or tighter column)
+        // do not set the spacing of this one.
+        let mut part: Vec<Word> = Vec::new();
         for w in row {
-            if let Some(p) = cur.last() {
+            if let Some(p) = part.last() {
                 let s = p.size.min(w.size);
                 let gap = w.x0 - p.x1;
-                let through_gutter =
-                    gap >= 0.4 * s && gutter.iter().any(|&(a, b)| a < w.x0 && b > p.x1);
-                if through_gutter
-                    || (gap > 2.0 * s && (median < s || numeric))
-                    || (gap > 0.9 * s && gap > 2.0 * median)
-                {
-                    out.push(Line::new(std::mem::take(&mut cur)));
+                if gap >= 0.4 * s && gutter.iter().any(|&(a, b)| a < w.x0 && b > p.x1) {
+                    split_spaced(std::mem::take(&mut part), &mut out);
                 }
             }
-            cur.push(w);
+            part.push(w);
         }
-        if !cur.is_empty() {
-            out.push(Line::new(cur));
-        }
+        split_spaced(part, &mut out);
     }
     out.sort_by(|a, b| a.y.total_cmp(&b.y).then(a.x0.total_cmp(&b.x0)));
     out
+}
+
+/// Cuts a run of words on one baseline into lines at gaps wide enough to be
+/// a table's column gap, or clearly wider than the run's own word spacing
+/// (a widely justified line stays one line).
+fn split_spaced(words: Vec<Word>, out: &mut Vec<Line>) {
+    if words.is_empty() {
+        return;
+    }
+    let mut gaps: Vec<f32> = words.windows(2).map(|w| w[1].x0 - w[0].x1).collect();
+    gaps.sort_by(f32::total_cmp);
+    // The word spacing: the median gap, the widest one left out.
+    gaps.pop();
+    let median = gaps.get(gaps.len() / 2).copied().unwrap_or(0.0).max(0.0);
+    let numeric = words
+        .iter()
+        .filter(|w| w.text.chars().any(|c| c.is_ascii_digit()))
+        .count()
+        * 3
+        >= words.len();
+    let mut cur: Vec<Word> = Vec::new();
+    for w in words {
+        if let Some(p) = cur.last() {
+            let s = p.size.min(w.size);
+            let gap = w.x0 - p.x1;
+            if (gap > 2.0 * s && (median < s || numeric)) || (gap > 0.9 * s && gap > 2.0 * median) {
+                out.push(Line::new(std::mem::take(&mut cur)));
+            }
+        }
+        cur.push(w);
+    }
+    out.push(Line::new(cur));
 }
 
 /// Column gutters of a page: x ranges (1 pt bins) that fall between words

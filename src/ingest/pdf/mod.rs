@@ -149,7 +149,7 @@ fn is_page_number(s: &str) -> bool {
 
 /// Drops running heads and feet: lines in the top or bottom band of a page
 /// whose text (digits masked) recurs on at least three pages and on at
-/// least a quarter of them, and bare page numbers there. Returns the
+/// least a quarter of them, and bare page numbers there; never a caption. Returns the
 /// characters removed.
 pub fn strip_running(pages: &mut [PageLines]) -> u64 {
     let edge = |h: f32, l: &Line| l.y < h * 0.1 || l.y > h * 0.9;
@@ -170,7 +170,11 @@ pub fn strip_running(pages: &mut [PageLines]) -> u64 {
         let h = p.height;
         p.lines.retain(|l| {
             let t = l.text();
-            let drop = edge(h, l) && (running.contains(&mask(&t)) || is_page_number(&t));
+            // A caption is never a running head ("Table 3 (continued)" at
+            // the top of several pages is the table's).
+            let drop = edge(h, l)
+                && !caption_like(&t)
+                && (running.contains(&mask(&t)) || is_page_number(&t));
             if drop {
                 removed += t.chars().count() as u64;
             }

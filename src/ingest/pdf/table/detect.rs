@@ -63,6 +63,40 @@ fn body_size(lines: &[Line]) -> f32 {
     sizes[sizes.len() / 2]
 }
 
+/// Horizontal rules drawn in pieces joined into one: a border drawn cell by
+/// cell (as browsers and many typesetters draw them) is segments on one
+/// line, touching or a hair apart.
+pub fn joined_rules(rules: &[Rule]) -> Vec<Rule> {
+    let mut hr: Vec<Rule> = rules.iter().filter(|r| r.horizontal()).copied().collect();
+    let mut out: Vec<Rule> = rules.iter().filter(|r| !r.horizontal()).copied().collect();
+    let mid = |r: &Rule| (r.y0 + r.y1) / 2.0;
+    hr.sort_by(|a, b| mid(a).total_cmp(&mid(b)).then(a.x0.total_cmp(&b.x0)));
+    let flush = |line: &mut Vec<Rule>, out: &mut Vec<Rule>| {
+        line.sort_by(|a, b| a.x0.total_cmp(&b.x0));
+        let mut cur: Option<Rule> = None;
+        for r in line.drain(..) {
+            match cur.as_mut() {
+                Some(c) if r.x0 <= c.x1 + 2.0 => {
+                    c.x1 = c.x1.max(r.x1);
+                    c.y0 = c.y0.min(r.y0);
+                    c.y1 = c.y1.max(r.y1);
+                }
+                _ => out.extend(cur.replace(r)),
+            }
+        }
+        out.extend(cur);
+    };
+    let mut line: Vec<Rule> = Vec::new();
+    for r in hr {
+        if line.last().is_some_and(|l| (mid(l) - mid(&r)).abs() > 1.0) {
+            flush(&mut line, &mut out);
+        }
+        line.push(r);
+    }
+    flush(&mut line, &mut out);
+    out
+}
+
 /// The page's table regions, ruled ones first.
 pub fn regions(
     lines: &[Line],
@@ -75,7 +109,8 @@ pub fn regions(
         rows,
         page_width,
     };
-    let mut regions = page.ruled(rules);
+    let rules = joined_rules(rules);
+    let mut regions = page.ruled(&rules);
     page.unruled(&mut regions);
     regions
 }
@@ -154,8 +189,25 @@ impl Page<'_> {
                     && (hr[j].x1 - hr[i].x1).abs() < 6.0
                 {
                     let last = hr[*group.last().unwrap()];
-                    // Stop at a long stretch without rows between rules.
-                    if hr[j].y0 - last.y0 > 250.0 {
+                    // Stop at prose between the rules: rows holding a line
+                    // of many words across a good part of the rules' width
+                    // (a paragraph, or a page's two columns of text).
+                    let (x0, x1) = (hr[i].x0, hr[i].x1);
+                    let prose = rows
+                        .iter()
+                        .filter(|r| {
+                            let y = self.row_y(r);
+                            y > last.y0
+                                && y < hr[j].y0
+                                && r.iter().any(|&k| {
+                                    let l = &lines[k];
+                                    l.words.len() >= 8
+                                        && l.x1 - l.x0 > 0.4 * (x1 - x0)
+                                        && !is_numeric_cell(&l.text())
+                                })
+                        })
+                        .count();
+                    if prose > 3 {
                         break;
                     }
                     // A table caption between two rules starts another table.
@@ -384,6 +436,33 @@ mod tests {
             y1: y + 0.5,
         };
         assert_eq!(found(&lines, &[rule(85.0), rule(120.0)]).len(), 1);
+    }
+
+    #[test]
+    fn a_border_drawn_cell_by_cell_is_one_rule() {
+        let seg = |x0: f32, x1: f32, y: f32| Rule {
+            x0,
+            y0: y,
+            x1,
+            y1: y + 0.5,
+        };
+        let rules = [
+            seg(100.0, 200.0, 50.0),
+            seg(200.0, 300.0, 50.2),
+            seg(301.0, 400.0, 50.0),
+            seg(100.0, 200.0, 80.0),
+            seg(250.0, 300.0, 80.0),
+        ];
+        let j = joined_rules(&rules);
+        assert_eq!(j.len(), 3);
+        assert!(j.iter().any(|r| r.x0 == 100.0 && r.x1 == 400.0));
+        let lines = simple();
+        let rules = [
+            seg(45.0, 200.0, 85.0),
+            seg(200.0, 430.0, 85.0),
+            seg(45.0, 430.0, 160.0),
+        ];
+        assert_eq!(found(&lines, &rules).len(), 1);
     }
 
     #[test]

@@ -99,8 +99,11 @@ impl<'a> Grid<'a> {
                     (c0, c1)
                 };
                 let by_column = (c1 > c0).then(|| self.by_column(l));
+                // One phrase across columns ("Place of residence (ie,
+                // cities in the Netherlands), n (%)") is one cell spanning
+                // them, wherever most of it lies.
                 let pieces: Vec<(usize, usize, Vec<&Word>)> = match by_column {
-                    Some(p) if !is_header || header::spaced(&p, l.size) => p,
+                    Some(p) if p.len() > 1 && (!is_header || header::spaced(&p, l.size)) => p,
                     _ => vec![(c0, c1.max(c0), l.words.iter().collect())],
                 };
                 for (a, b, ws) in pieces {
@@ -132,14 +135,34 @@ impl<'a> Grid<'a> {
         out
     }
 
-    /// A line's words grouped by the column their centre is in.
+    /// A line's words grouped by column: words a word space apart are one
+    /// phrase ("Etoricoxib 90"), and a phrase goes to the column it
+    /// overlaps most (the column its centre is in when it overlaps none),
+    /// so a phrase wider than its column does not hand its last word to
+    /// the next one.
     fn by_column<'l>(&self, l: &'l Line) -> Vec<(usize, usize, Vec<&'l Word>)> {
-        let mut p: Vec<(usize, usize, Vec<&Word>)> = Vec::new();
+        let mut phrases: Vec<Vec<&Word>> = Vec::new();
         for w in &l.words {
-            let c = self.col_of((w.x0 + w.x1) / 2.0);
+            match phrases.last_mut() {
+                Some(p) if w.x0 - p.last().unwrap().x1 <= 0.5 * w.size.min(l.size) => p.push(w),
+                _ => phrases.push(vec![w]),
+            }
+        }
+        let mut p: Vec<(usize, usize, Vec<&Word>)> = Vec::new();
+        for ph in phrases {
+            let (x0, x1) = (ph[0].x0, ph.last().unwrap().x1);
+            let overlap = |c: &(f32, f32)| x1.min(c.1) - x0.max(c.0);
+            let c = self
+                .cols
+                .iter()
+                .enumerate()
+                .filter(|(_, c)| overlap(c) > 0.0)
+                .max_by(|a, b| overlap(a.1).total_cmp(&overlap(b.1)))
+                .map(|(i, _)| i)
+                .unwrap_or_else(|| self.col_of((x0 + x1) / 2.0));
             match p.last_mut() {
-                Some((a, _, ws)) if *a == c => ws.push(w),
-                _ => p.push((c, c, vec![w])),
+                Some((a, _, ws)) if *a == c => ws.extend(ph),
+                _ => p.push((c, c, ph)),
             }
         }
         p
