@@ -490,11 +490,6 @@ fn paragraphs(d: &Document) -> Vec<String> {
         .collect()
 }
 
-/// The held-out rule, fixed before any table was looked at.
-fn held_out(paper: &str) -> bool {
-    paper.chars().filter_map(|c| c.to_digit(10)).sum::<u32>() % 2 == 1
-}
-
 fn show(truth: &[Cell], found: &[Vec<Cell>]) {
     println!("truth:");
     common::dump_cells(truth);
@@ -531,7 +526,7 @@ fn main() {
         .and_then(|s| s.parse().ok());
     let list = std::env::var("QUARRY_LAYOUTS_LIST").is_ok();
     let (looked, held): (Vec<&Source>, Vec<&Source>) =
-        all.iter().partition(|s| !held_out(&s.paper));
+        all.iter().partition(|s| !common::held_out(&s.paper));
     println!(
         "{} tables from {} XML files ({} looked at, {} held out); chromium: {}",
         all.len(),

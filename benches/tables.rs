@@ -177,11 +177,6 @@ fn papers(dir: &Path) -> Vec<(String, PathBuf, PathBuf)> {
     out
 }
 
-/// The held-out rule, fixed before any paper was looked at.
-fn held_out(pmcid: &str) -> bool {
-    pmcid.chars().filter_map(|c| c.to_digit(10)).sum::<u32>() % 2 == 1
-}
-
 fn main() {
     if std::env::args().any(|a| a == "--list") {
         return;
@@ -220,7 +215,7 @@ fn main() {
         Some(dir) => {
             for (pmcid, x, p) in papers(&dir) {
                 let r = score_paper(&pmcid, &x, &p);
-                if held_out(&pmcid) {
+                if common::held_out(&pmcid) {
                     sets[2].1.add(&r);
                 } else {
                     println!("{}", r.line(&pmcid));

@@ -240,8 +240,8 @@ pub(super) fn find_arms(
 #[cfg(test)]
 mod tests {
     use super::super::grid::Grid;
+    use super::super::tests::cell;
     use super::*;
-    use crate::ingest::Cell;
 
     #[test]
     fn sizes_and_arm_names() {
@@ -256,17 +256,6 @@ mod tests {
         assert!(not_an_arm("Group comparison, OR (95% CI)a"));
         assert!(!not_an_arm("Placebo"));
         assert!(!not_an_arm("Total"));
-    }
-
-    fn cell(row: u32, col: u32, text: &str) -> Cell {
-        Cell {
-            row,
-            col,
-            row_span: 1,
-            col_span: 1,
-            text: text.into(),
-            ..Cell::default()
-        }
     }
 
     #[test]

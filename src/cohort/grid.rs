@@ -227,18 +227,8 @@ pub(super) fn stub_end(g: &Grid, body: &[usize]) -> usize {
 
 #[cfg(test)]
 mod tests {
+    use super::super::tests::cell;
     use super::*;
-
-    fn cell(row: u32, col: u32, text: &str) -> Cell {
-        Cell {
-            row,
-            col,
-            row_span: 1,
-            col_span: 1,
-            text: text.into(),
-            ..Cell::default()
-        }
-    }
 
     #[test]
     fn header_rows_and_the_stub_end() {

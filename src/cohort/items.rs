@@ -351,19 +351,8 @@ pub(super) fn with_sizes(mut items: Vec<Item>, arms: &[Arm], base: &Item) -> Vec
 
 #[cfg(test)]
 mod tests {
+    use super::super::tests::cell;
     use super::super::{interpret, TableIn};
-    use crate::ingest::Cell;
-
-    fn cell(row: u32, col: u32, text: &str) -> Cell {
-        Cell {
-            row,
-            col,
-            row_span: 1,
-            col_span: 1,
-            text: text.into(),
-            ..Cell::default()
-        }
-    }
 
     #[test]
     fn a_flat_group_closes_when_its_categories_reach_100_percent() {

@@ -495,7 +495,8 @@ mod tests {
         })
     }
 
-    fn cell(row: u32, col: u32, text: &str) -> Cell {
+    /// A one-row, one-column cell (the stages' tests use it too).
+    pub(super) fn cell(row: u32, col: u32, text: &str) -> Cell {
         Cell {
             row,
             col,

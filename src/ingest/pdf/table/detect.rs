@@ -182,6 +182,7 @@ impl Page<'_> {
             if used[i] {
                 continue;
             }
+            let (x0, x1) = (hr[i].x0, hr[i].x1);
             let mut group = vec![i];
             for j in i + 1..hr.len() {
                 if !used[j]
@@ -189,33 +190,29 @@ impl Page<'_> {
                     && (hr[j].x1 - hr[i].x1).abs() < 6.0
                 {
                     let last = hr[*group.last().unwrap()];
+                    let between: Vec<&Vec<usize>> = rows
+                        .iter()
+                        .filter(|r| self.row_y(r) > last.y0 && self.row_y(r) < hr[j].y0)
+                        .collect();
                     // Stop at prose between the rules: rows holding a line
                     // of many words across a good part of the rules' width
                     // (a paragraph, or a page's two columns of text).
-                    let (x0, x1) = (hr[i].x0, hr[i].x1);
-                    let prose = rows
+                    let prose = between
                         .iter()
                         .filter(|r| {
-                            let y = self.row_y(r);
-                            y > last.y0
-                                && y < hr[j].y0
-                                && r.iter().any(|&k| {
-                                    let l = &lines[k];
-                                    l.words.len() >= 8
-                                        && l.x1 - l.x0 > 0.4 * (x1 - x0)
-                                        && !is_numeric_cell(&l.text())
-                                })
+                            r.iter().any(|&k| {
+                                let l = &lines[k];
+                                l.words.len() >= 8
+                                    && l.x1 - l.x0 > 0.4 * (x1 - x0)
+                                    && !is_numeric_cell(&l.text())
+                            })
                         })
                         .count();
-                    if prose > 3 {
-                        break;
-                    }
                     // A table caption between two rules starts another table.
-                    let caption_between = rows.iter().any(|r| {
-                        let y = self.row_y(r);
-                        y > last.y0 && y < hr[j].y0 && starts_table_caption(&lines[r[0]].text())
-                    });
-                    if caption_between {
+                    let caption_between = between
+                        .iter()
+                        .any(|r| starts_table_caption(&lines[r[0]].text()));
+                    if prose > 3 || caption_between {
                         break;
                     }
                     group.push(j);
@@ -228,7 +225,6 @@ impl Page<'_> {
                 used[g] = true;
             }
             let (top, bot) = (hr[group[0]].y0, hr[*group.last().unwrap()].y1);
-            let (x0, x1) = (hr[i].x0, hr[i].x1);
             let within = |k: usize| lines[k].x0 >= x0 - 4.0 && lines[k].x1 <= x1 + 4.0;
             let inside: Vec<&Vec<usize>> = rows
                 .iter()
