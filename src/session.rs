@@ -86,6 +86,9 @@ pub fn session(settings: &Settings) -> Result<SessionContext> {
     for f in quarry_udfs::scalar_functions() {
         ctx.register_udf(f.as_ref().clone());
     }
+    for f in quarry_udfs::aggregate_functions() {
+        ctx.register_udaf(f.as_ref().clone());
+    }
     ctx.register_udf(ScalarUDF::from(Segment::default()));
     let env = Env {
         store: store.clone(),

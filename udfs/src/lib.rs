@@ -1,17 +1,20 @@
 //! quarry-udfs: pure, deterministic SQL functions for quarry (sentences,
-//! tokens, quote matching and location; numbers and verification to come). Each function lives in a file named
+//! tokens, quote matching and location, numbers and verification, DOIs,
+//! interval and agreement statistics). Each function lives in a file named
 //! after it: a plain Rust kernel, its DataFusion adapter, and its tests.
 
 use std::sync::Arc;
 
 use datafusion::common::Result;
 use datafusion::execution::FunctionRegistry;
-use datafusion::logical_expr::ScalarUDF;
+use datafusion::logical_expr::{AggregateUDF, ScalarUDF};
 
+pub mod cohen_kappa;
 pub mod difflib;
 pub mod fold;
 pub mod lang;
 pub mod locate_quote;
+pub mod normalize_doi;
 pub mod numbers_in;
 pub mod parse_reply;
 pub mod parse_value;
@@ -21,6 +24,7 @@ pub mod sentences;
 pub mod token_count;
 pub mod util;
 pub mod verify_quote;
+pub mod wilson;
 
 #[cfg(test)]
 mod precision;
@@ -43,7 +47,17 @@ pub fn scalar_functions() -> Vec<Arc<ScalarUDF>> {
         Arc::new(ScalarUDF::from(parse_reply::ParseReply::default())),
         Arc::new(ScalarUDF::from(parse_reply::JsonField::default())),
         Arc::new(ScalarUDF::from(token_count::TokenCount::default())),
+        Arc::new(ScalarUDF::from(normalize_doi::NormalizeDoi::default())),
+        Arc::new(ScalarUDF::from(wilson::WilsonBound::lower())),
+        Arc::new(ScalarUDF::from(wilson::WilsonBound::upper())),
     ]
+}
+
+/// Every aggregate function this crate provides.
+pub fn aggregate_functions() -> Vec<Arc<AggregateUDF>> {
+    vec![Arc::new(AggregateUDF::from(
+        cohen_kappa::CohenKappa::default(),
+    ))]
 }
 
 /// Registers every function of this crate with a DataFusion registry
@@ -51,6 +65,9 @@ pub fn scalar_functions() -> Vec<Arc<ScalarUDF>> {
 pub fn register_all(registry: &mut dyn FunctionRegistry) -> Result<()> {
     for f in scalar_functions() {
         registry.register_udf(f)?;
+    }
+    for f in aggregate_functions() {
+        registry.register_udaf(f)?;
     }
     Ok(())
 }
