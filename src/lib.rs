@@ -11,6 +11,7 @@ pub mod functions;
 pub mod ingest;
 pub mod model;
 pub mod output;
+pub mod records;
 pub mod repl;
 pub mod review;
 pub mod segment;

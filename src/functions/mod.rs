@@ -9,6 +9,7 @@ pub mod extract;
 pub mod inventory;
 pub mod llm;
 pub mod model_tables;
+pub mod records;
 pub mod run;
 pub mod segment;
 pub mod staged;

@@ -1,0 +1,748 @@
+//! Bibliographic records from reference-manager exports (RIS, Web of
+//! Science, PubMed/MEDLINE, BibTeX, CSV): one record per entry with its
+//! fields, a stable `record_id`, duplicates settled by DOI (else by title
+//! and year, never across two different DOIs), and records matched to the
+//! files of a corpus (the path the export recorded, a DOI in the file name,
+//! the title, first author and year; an ambiguous match is no match).
+//!
+//! A corpus of exports is read twice: once to settle duplicates and
+//! matches (keeping a few short keys a record), once to give the rows, so
+//! memory holds one export's text and the keys, never every record.
+
+pub mod bibtex;
+pub mod corpus;
+pub mod csv_export;
+pub mod dedup;
+pub mod matching;
+pub mod medline;
+pub mod ris;
+#[cfg(test)]
+mod rispy_compat;
+
+use std::collections::HashMap;
+
+use sha2::{Digest, Sha256};
+use unicode_normalization::UnicodeNormalization;
+
+/// One tag of a tagged record with its lines (the first line, then any
+/// continuation lines).
+#[derive(Debug, Clone, PartialEq)]
+pub struct TagValue {
+    /// The tag (`TI`, `AU`, a BibTeX field name, a CSV column).
+    pub tag: String,
+    /// The value's lines.
+    pub lines: Vec<String>,
+}
+
+impl TagValue {
+    /// The lines joined into one value.
+    pub fn joined(&self) -> String {
+        self.lines.join(" ")
+    }
+}
+
+/// A record as the export wrote it: its tags in order.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Raw {
+    /// The line the record starts at (from 1).
+    pub line: usize,
+    /// Its tags.
+    pub tags: Vec<TagValue>,
+}
+
+impl Raw {
+    fn new(line: usize, tag: &str, value: &str) -> Self {
+        Self {
+            line,
+            tags: vec![TagValue {
+                tag: tag.to_string(),
+                lines: vec![value.to_string()],
+            }],
+        }
+    }
+
+    /// The first value of the first of `tags` the record has (lines joined).
+    fn first(&self, tags: &[&str]) -> Option<String> {
+        tags.iter().find_map(|t| {
+            self.tags
+                .iter()
+                .find(|v| v.tag.eq_ignore_ascii_case(t))
+                .map(TagValue::joined)
+                .filter(|v| !v.trim().is_empty())
+        })
+    }
+
+    /// Every line of every occurrence of `tags`, in order of `tags`.
+    fn every(&self, tags: &[&str]) -> Vec<String> {
+        tags.iter()
+            .flat_map(|t| {
+                self.tags
+                    .iter()
+                    .filter(move |v| v.tag.eq_ignore_ascii_case(t))
+                    .flat_map(|v| v.lines.iter().cloned())
+            })
+            .filter(|v| !v.trim().is_empty())
+            .collect()
+    }
+}
+
+/// A problem in an export, at a line.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RawError {
+    /// The line (from 1).
+    pub line: usize,
+    /// What is wrong, naming the line.
+    pub message: String,
+}
+
+/// The export formats.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    /// RIS.
+    Ris,
+    /// Web of Science plain text.
+    Wos,
+    /// PubMed / MEDLINE.
+    Medline,
+    /// BibTeX / BibLaTeX.
+    Bibtex,
+    /// CSV or tab-separated, with a header row.
+    Csv,
+}
+
+impl Format {
+    /// The `format` column value.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Ris => "ris",
+            Self::Wos => "wos",
+            Self::Medline => "medline",
+            Self::Bibtex => "bibtex",
+            Self::Csv => "csv",
+        }
+    }
+}
+
+/// A record's status.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Status {
+    /// Read.
+    Ok,
+    /// Repeats an earlier record (`duplicate_of`).
+    Duplicate,
+    /// Part of an export that could not be read; `note` says where and why.
+    Failed,
+}
+
+impl Status {
+    /// The `status` column value.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Ok => "ok",
+            Self::Duplicate => "duplicate",
+            Self::Failed => "failed",
+        }
+    }
+}
+
+/// One bibliographic record, or one `failed` row of an export.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Record {
+    /// Stable across runs and machines: a digest of the export's file name
+    /// and the record's tags.
+    pub record_id: String,
+    /// The export it came from, as listed.
+    pub export: String,
+    /// The line of the export it starts at.
+    pub line: usize,
+    /// The export's format.
+    pub format: Option<Format>,
+    /// The database: the export's `DB` tag (or the database it names), else the file name.
+    pub database: String,
+    /// The reference type as the export wrote it (`JOUR`, `article`, `J`).
+    pub ty: Option<String>,
+    /// Title.
+    pub title: Option<String>,
+    /// Authors in order, as written.
+    pub authors: Vec<String>,
+    /// Publication year.
+    pub year: Option<i32>,
+    /// Journal, book or proceedings.
+    pub venue: Option<String>,
+    /// Volume.
+    pub volume: Option<String>,
+    /// Issue.
+    pub issue: Option<String>,
+    /// Pages (`379-423`).
+    pub pages: Option<String>,
+    /// The DOI, normalised (`normalize_doi`).
+    pub doi: Option<String>,
+    /// The PubMed id.
+    pub pmid: Option<String>,
+    /// Abstract.
+    pub abstract_text: Option<String>,
+    /// Keywords.
+    pub keywords: Vec<String>,
+    /// The first URL.
+    pub url: Option<String>,
+    /// A path to the full text the export recorded.
+    pub file_path: Option<String>,
+    /// Every other tag with its values, unknown tags included.
+    pub extra: Vec<(String, Vec<String>)>,
+    /// `Ok` or `Failed` when read (`Duplicate` is decided later).
+    pub status: Option<Status>,
+    /// What went wrong (failed rows), or a note.
+    pub note: Option<String>,
+}
+
+/// Text of an export: UTF-8 (a BOM dropped), UTF-16 with a BOM, or the
+/// legacy encoding the bytes look like; `Err` for what is not text.
+pub fn decode(bytes: &[u8]) -> Result<String, String> {
+    if bytes.is_empty() {
+        return Err("the file is empty (0 bytes): export the records again".into());
+    }
+    let text = crate::ingest::txt::decode(bytes);
+    if text.contains('\0') {
+        return Err("this is not a text file (it holds NUL bytes): export the records as RIS, MEDLINE (.nbib), BibTeX or CSV".into());
+    }
+    Ok(text)
+}
+
+/// The format of an export, from its extension and its text.
+pub fn detect(ext: &str, text: &str) -> Option<Format> {
+    match ext {
+        "bib" | "bibtex" | "biblatex" => return Some(Format::Bibtex),
+        "nbib" | "medline" => return Some(Format::Medline),
+        "csv" | "tsv" => return Some(Format::Csv),
+        _ => {}
+    }
+    if medline::is_medline(text) {
+        return Some(Format::Medline);
+    }
+    if ris::is_wos(text) {
+        return Some(Format::Wos);
+    }
+    if text.lines().any(|l| {
+        let l = l.trim_start_matches('\u{feff}');
+        l.starts_with("TY  -") || l.starts_with("TY -")
+    }) {
+        return Some(Format::Ris);
+    }
+    let t = text.trim_start();
+    if t.starts_with('@') || text.lines().any(|l| l.trim_start().starts_with("@article")) {
+        return Some(Format::Bibtex);
+    }
+    None
+}
+
+/// The first year (1500-2099) in a text.
+pub fn year_in(s: &str) -> Option<i32> {
+    let b = s.as_bytes();
+    (0..b.len().saturating_sub(3)).find_map(|i| {
+        let w = &b[i..i + 4];
+        let before = i.checked_sub(1).map(|j| b[j]);
+        let after = b.get(i + 4);
+        let digits = w.iter().all(u8::is_ascii_digit);
+        let alone = !before.is_some_and(|c| c.is_ascii_digit()) && !after.is_some_and(|c| c.is_ascii_digit());
+        if digits && alone {
+            let y: i32 = s[i..i + 4].parse().ok()?;
+            (1500..2100).contains(&y).then_some(y)
+        } else {
+            None
+        }
+    })
+}
+
+/// Lower-case letters and digits of a text, accents dropped, words joined
+/// by one space: the key titles are compared on.
+pub fn fold_words(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut gap = false;
+    for c in s.nfkd() {
+        if unicode_normalization::char::is_combining_mark(c) {
+            continue;
+        }
+        if c.is_alphanumeric() {
+            if gap && !out.is_empty() {
+                out.push(' ');
+            }
+            gap = false;
+            out.extend(c.to_lowercase());
+        } else {
+            gap = true;
+        }
+    }
+    out
+}
+
+/// The surname of an author as exports write them: `Smith, J.`, `Smith J`,
+/// `Smith JA`, `John Smith`, `van der Berg, A.`.
+pub fn surname(author: &str) -> Option<String> {
+    let a = author.trim();
+    let name = if let Some((last, _)) = a.split_once(',') {
+        last.to_string()
+    } else {
+        let words: Vec<&str> = a.split_whitespace().collect();
+        let initials = |w: &str| {
+            let w = w.trim_end_matches('.');
+            !w.is_empty() && w.len() <= 3 && w.chars().all(|c| c.is_uppercase() || c == '.')
+        };
+        match words.as_slice() {
+            [] => return None,
+            [one] => one.to_string(),
+            // "Smith J", "Smith JA"
+            [.., last] if initials(last) => {
+                let n = words.iter().rev().take_while(|w| initials(w)).count();
+                words[..words.len() - n].join(" ")
+            }
+            // "John Smith"
+            [.., last] => last.to_string(),
+        }
+    };
+    let key = fold_words(&name).replace(' ', "");
+    (!key.is_empty()).then_some(key)
+}
+
+/// What a tag-based record becomes, by format.
+fn to_record(raw: &Raw, format: Format, database: &str) -> Record {
+    let pick = |tags: &[&str]| raw.first(tags);
+    let mut used: Vec<&str> = Vec::new();
+    let mut r = Record {
+        line: raw.line,
+        format: Some(format),
+        database: database.to_string(),
+        status: Some(Status::Ok),
+        ..Default::default()
+    };
+    let split_semi = |v: Vec<String>| -> Vec<String> {
+        v.iter()
+            .flat_map(|k| k.split(';').map(str::trim).map(str::to_string).collect::<Vec<_>>())
+            .filter(|k| !k.is_empty())
+            .collect()
+    };
+    let pages = |sp: Option<String>, ep: Option<String>| match (sp, ep) {
+        (Some(s), Some(e)) if !s.contains('-') => Some(format!("{s}-{e}")),
+        (Some(s), _) => Some(s),
+        (None, e) => e,
+    };
+    match format {
+        Format::Ris => {
+            used.extend([
+                "TY", "TI", "T1", "AU", "A1", "PY", "Y1", "DA", "JF", "JO", "T2", "JA", "J2", "VL",
+                "IS", "SP", "EP", "DO", "AB", "N2", "KW", "UR", "L1", "DB", "ER",
+            ]);
+            r.ty = pick(&["TY"]);
+            r.title = pick(&["TI", "T1", "CT", "BT"]);
+            r.authors = raw.every(&["AU", "A1"]);
+            r.year = ["PY", "Y1", "DA", "DP", "Y2"]
+                .iter()
+                .find_map(|t| pick(&[t]).and_then(|v| year_in(&v)));
+            r.venue = pick(&["JF", "JO", "T2", "JA", "J2"]);
+            r.volume = pick(&["VL", "VO"]);
+            r.issue = pick(&["IS", "CP"]);
+            r.pages = pages(pick(&["SP"]), pick(&["EP"]));
+            r.doi = pick(&["DO"])
+                .and_then(|d| quarry_udfs::normalize_doi::normalize_doi(&d))
+                .or_else(|| {
+                    raw.every(&["UR", "L2", "M3", "N1"])
+                        .iter()
+                        .filter(|u| u.contains("doi"))
+                        .find_map(|u| quarry_udfs::normalize_doi::normalize_doi(u))
+                });
+            r.pmid = pmid_in(raw, &["AN", "M1", "N1", "C1", "ID"]);
+            r.abstract_text = pick(&["AB", "N2"]);
+            r.keywords = split_semi(raw.every(&["KW"]));
+            r.url = split_semi(raw.every(&["UR"])).into_iter().next();
+            r.file_path = raw
+                .every(&["L1"])
+                .into_iter()
+                .chain(raw.every(&["L2"]).into_iter().filter(|p| looks_like_file(p)))
+                .flat_map(|p| p.split(';').map(|s| s.trim().to_string()).collect::<Vec<_>>())
+                .find(|p| !p.is_empty());
+            if let Some(db) = pick(&["DB"]) {
+                r.database = db;
+            }
+        }
+        Format::Wos => {
+            used.extend([
+                "PT", "TI", "AU", "PY", "SO", "VL", "IS", "BP", "EP", "DI", "PM", "AB", "DE", "ID",
+            ]);
+            r.ty = pick(&["PT"]);
+            r.title = pick(&["TI"]);
+            r.authors = raw.every(&["AU"]);
+            r.year = pick(&["PY"]).and_then(|v| year_in(&v));
+            r.venue = pick(&["SO"]);
+            r.volume = pick(&["VL"]);
+            r.issue = pick(&["IS"]);
+            r.pages = pages(pick(&["BP"]), pick(&["EP"]));
+            r.doi = pick(&["DI"]).and_then(|d| quarry_udfs::normalize_doi::normalize_doi(&d));
+            r.pmid = pick(&["PM"]);
+            r.abstract_text = pick(&["AB"]);
+            r.keywords = split_semi(vec![pick(&["DE"]).unwrap_or_default(), pick(&["ID"]).unwrap_or_default()]);
+        }
+        Format::Medline => {
+            used.extend([
+                "PMID", "TI", "FAU", "AU", "DP", "JT", "TA", "VI", "IP", "PG", "LID", "AID", "AB",
+                "OT", "MH", "PT",
+            ]);
+            r.pmid = pick(&["PMID"]);
+            r.title = pick(&["TI", "BTI"]);
+            r.authors = {
+                let full = raw.every(&["FAU"]);
+                if full.is_empty() {
+                    raw.every(&["AU"])
+                } else {
+                    full
+                }
+            };
+            r.year = pick(&["DP", "DEP", "DA"]).and_then(|v| year_in(&v));
+            r.venue = pick(&["JT", "TA"]);
+            r.volume = pick(&["VI"]);
+            r.issue = pick(&["IP"]);
+            r.pages = pick(&["PG"]);
+            r.doi = raw
+                .every(&["LID", "AID"])
+                .iter()
+                .filter(|v| v.contains("[doi]"))
+                .find_map(|v| quarry_udfs::normalize_doi::normalize_doi(v.trim_end_matches("[doi]")));
+            r.abstract_text = pick(&["AB"]);
+            r.keywords = raw.every(&["OT", "MH"]);
+            r.ty = pick(&["PT"]);
+        }
+        Format::Bibtex => {
+            used.extend([
+                "@type", "@key", "title", "author", "year", "date", "journal", "journaltitle",
+                "booktitle", "volume", "number", "issue", "pages", "doi", "pmid", "abstract",
+                "keywords", "url", "file",
+            ]);
+            let clean = |v: Option<String>| v.map(|s| bibtex::delatex(&s)).filter(|s| !s.is_empty());
+            r.ty = pick(&["@type"]);
+            r.title = clean(pick(&["title"]));
+            r.authors = pick(&["author"])
+                .map(|a| {
+                    bibtex::delatex(&a)
+                        .split(" and ")
+                        .map(|s| s.trim().to_string())
+                        .filter(|s| !s.is_empty())
+                        .collect()
+                })
+                .unwrap_or_default();
+            r.year = pick(&["year", "date"]).and_then(|v| year_in(&v));
+            r.venue = clean(pick(&["journal", "journaltitle", "booktitle"]));
+            r.volume = clean(pick(&["volume"]));
+            r.issue = clean(pick(&["number", "issue"]));
+            r.pages = clean(pick(&["pages"])).map(|p| p.replace("--", "-"));
+            r.doi = pick(&["doi"]).and_then(|d| quarry_udfs::normalize_doi::normalize_doi(&d));
+            r.pmid = pick(&["pmid"]).or_else(|| {
+                let is_pubmed = pick(&["eprinttype"]).is_some_and(|t| t.eq_ignore_ascii_case("pubmed"));
+                is_pubmed.then(|| pick(&["eprint"])).flatten()
+            });
+            r.abstract_text = clean(pick(&["abstract"]));
+            r.keywords = pick(&["keywords"])
+                .map(|k| {
+                    bibtex::delatex(&k)
+                        .split([',', ';'])
+                        .map(|s| s.trim().to_string())
+                        .filter(|s| !s.is_empty())
+                        .collect()
+                })
+                .unwrap_or_default();
+            r.url = clean(pick(&["url"]));
+            r.file_path = pick(&["file"]).and_then(|f| bibtex_file(&f));
+        }
+        Format::Csv => {
+            let col = |names: &[&str]| -> Option<String> {
+                names.iter().find_map(|n| {
+                    raw.tags
+                        .iter()
+                        .find(|t| header_key(&t.tag) == *n)
+                        .map(TagValue::joined)
+                })
+            };
+            let mut known: Vec<&str> = Vec::new();
+            let mut take = |names: &'static [&'static str]| {
+                known.extend_from_slice(names);
+                col(names)
+            };
+            r.ty = take(&["documenttype", "publicationtype", "type", "pt", "dt"]);
+            r.title = take(&["title", "articletitle", "documenttitle", "ti", "primarytitle"]);
+            r.authors = take(&["authors", "author", "au", "authorfullnames", "af"])
+                .map(|a| split_authors(&a))
+                .unwrap_or_default();
+            r.year = take(&["year", "publicationyear", "py", "pubyear", "date"])
+                .and_then(|y| year_in(&y));
+            r.venue = take(&["sourcetitle", "journal", "venue", "so", "publicationname", "journaltitle"]);
+            r.volume = take(&["volume", "vl"]);
+            r.issue = take(&["issue", "is", "number"]);
+            let sp = take(&["pagestart", "startpage", "bp"]);
+            let ep = take(&["pageend", "endpage", "ep"]);
+            r.pages = take(&["pages"]).or_else(|| pages(sp, ep));
+            r.doi = take(&["doi", "di"]).and_then(|d| quarry_udfs::normalize_doi::normalize_doi(&d));
+            r.pmid = take(&["pubmedid", "pmid", "pm", "pubmed"]);
+            r.abstract_text = take(&["abstract", "ab"]);
+            r.keywords = split_semi(
+                [
+                    take(&["authorkeywords", "keywords", "de"]),
+                    take(&["indexkeywords", "keywordsplus", "id"]),
+                ]
+                .into_iter()
+                .flatten()
+                .collect(),
+            );
+            r.url = take(&["link", "url"]);
+            r.file_path = take(&["file", "filepath", "pdf", "path", "fileattachments"]);
+            if let Some(db) = take(&["source", "database", "db"]) {
+                r.database = db;
+            }
+            r.extra = raw
+                .tags
+                .iter()
+                .filter(|t| !known.contains(&header_key(&t.tag).as_str()))
+                .map(|t| (t.tag.clone(), t.lines.clone()))
+                .collect();
+            return r;
+        }
+    }
+    // Every tag no column took, in order of first appearance.
+    let mut extra: Vec<(String, Vec<String>)> = Vec::new();
+    for t in &raw.tags {
+        if used.iter().any(|u| u.eq_ignore_ascii_case(&t.tag)) {
+            continue;
+        }
+        match extra.iter_mut().find(|(k, _)| *k == t.tag) {
+            Some((_, v)) => v.extend(t.lines.iter().cloned()),
+            None => extra.push((t.tag.clone(), t.lines.clone())),
+        }
+    }
+    r.extra = extra;
+    r
+}
+
+/// A CSV header compared on its letters and digits, lower-case
+/// (`"Page start"` and `page_start` are `pagestart`).
+fn header_key(h: &str) -> String {
+    h.chars()
+        .filter(char::is_ascii_alphanumeric)
+        .collect::<String>()
+        .to_ascii_lowercase()
+}
+
+/// Authors in one CSV cell: `Smith J.; Okafor A.`, `Smith, J.; Okafor, A.`,
+/// `Smith J., Okafor A.` (older Scopus), `J Smith and A Okafor`.
+fn split_authors(s: &str) -> Vec<String> {
+    let parts: Vec<String> = if s.contains(';') {
+        s.split(';').map(str::to_string).collect()
+    } else if s.contains(" and ") {
+        s.split(" and ").map(str::to_string).collect()
+    } else if s.matches(',').count() >= 1
+        && s.split(',').all(|p| p.split_whitespace().count() >= 2)
+    {
+        // "Smith J., Okafor A.": each comma-separated part is a whole name.
+        s.split(',').map(str::to_string).collect()
+    } else {
+        vec![s.to_string()]
+    };
+    parts
+        .into_iter()
+        .map(|p| p.trim().to_string())
+        .filter(|p| !p.is_empty())
+        .collect()
+}
+
+/// A PubMed id in the tags an export may put it in (`PMID: 123`, or
+/// the accession number of a MEDLINE record).
+fn pmid_in(raw: &Raw, tags: &[&str]) -> Option<String> {
+    let re = regex_pmid();
+    raw.every(tags).iter().find_map(|v| {
+        re.captures(v).map(|c| c[1].to_string())
+    })
+}
+
+fn regex_pmid() -> &'static regex::Regex {
+    static RE: std::sync::LazyLock<regex::Regex> =
+        std::sync::LazyLock::new(|| regex::Regex::new(r"(?i)\bPMID:?\s*(\d{1,9})\b").expect("regex"));
+    &RE
+}
+
+/// Whether a link is a local file rather than a web page.
+fn looks_like_file(p: &str) -> bool {
+    let l = p.to_ascii_lowercase();
+    l.starts_with("file:") || l.starts_with("internal-pdf:") || (!l.starts_with("http") && l.contains('.'))
+}
+
+/// The path in a BibTeX `file` field: Zotero's `Full Text:files/12/a.pdf:application/pdf`,
+/// JabRef's `:path/a.pdf:PDF`, or a bare path; the first of several (`;`).
+fn bibtex_file(f: &str) -> Option<String> {
+    let first = f.split(';').next()?.trim();
+    let parts: Vec<&str> = first.split(':').collect();
+    let path = if parts.len() >= 3 {
+        // description:path:type (a Windows drive letter adds a part).
+        parts[1..parts.len() - 1].join(":")
+    } else {
+        first.to_string()
+    };
+    let path = path.replace("\\:", ":").trim().to_string();
+    (!path.is_empty()).then_some(path)
+}
+
+/// The canonical text a record's id is a digest of.
+fn canonical(raw: &Raw) -> String {
+    let mut s = String::new();
+    for t in &raw.tags {
+        s.push_str(&t.tag);
+        s.push('\u{1f}');
+        s.push_str(&t.lines.join("\n"));
+        s.push('\u{1e}');
+    }
+    s
+}
+
+/// Reads one export into its records, plus one `failed` row per problem
+/// (naming the line). `export` is the export as listed, `file_name` its
+/// name and `ext` its extension.
+pub fn read_export(export: &str, file_name: &str, ext: &str, bytes: &[u8]) -> Vec<Record> {
+    let failed = |line: usize, message: String| Record {
+        record_id: digest(&[file_name, "failed", &line.to_string(), &message]),
+        export: export.to_string(),
+        line,
+        database: file_name.to_string(),
+        status: Some(Status::Failed),
+        note: Some(message),
+        ..Default::default()
+    };
+    let text = match decode(bytes) {
+        Ok(t) => t,
+        Err(e) => return vec![failed(0, e)],
+    };
+    let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
+    let Some(format) = detect(ext, text) else {
+        return vec![failed(
+            0,
+            format!(
+                "not a reference export: no RIS ('TY  - '), MEDLINE ('PMID- '), Web of Science ('PT '), BibTeX ('@article{{') or CSV header was found in this .{ext} file; export the records as RIS, MEDLINE (.nbib), BibTeX (.bib) or CSV"
+            ),
+        )];
+    };
+    let (raws, errors, database) = match format {
+        Format::Ris => {
+            let (r, e) = ris::parse(text);
+            (r, e, None)
+        }
+        Format::Wos => {
+            let (r, e, fname) = ris::parse_wos(text);
+            let db = fname.map(|f| {
+                if f.to_ascii_lowercase().contains("web of science") {
+                    "Web of Science".to_string()
+                } else {
+                    f
+                }
+            });
+            (r, e, db)
+        }
+        Format::Medline => {
+            let (r, e) = medline::parse(text);
+            (r, e, None)
+        }
+        Format::Bibtex => {
+            let (r, e) = bibtex::parse(text);
+            (r, e, None)
+        }
+        Format::Csv => {
+            let (r, e) = csv_export::parse(text);
+            (r, e, None)
+        }
+    };
+    let database = database.unwrap_or_else(|| file_name.to_string());
+    let mut seen: HashMap<String, usize> = HashMap::new();
+    let mut out: Vec<Record> = Vec::with_capacity(raws.len() + errors.len());
+    for raw in &raws {
+        let mut r = to_record(raw, format, &database);
+        r.export = export.to_string();
+        let c = canonical(raw);
+        let k = seen.entry(c.clone()).or_default();
+        *k += 1;
+        r.record_id = if *k == 1 {
+            digest(&[file_name, &c])
+        } else {
+            digest(&[file_name, &c, &k.to_string()])
+        };
+        out.push(r);
+    }
+    for e in errors {
+        out.push(failed(e.line, e.message));
+    }
+    if raws.is_empty() && out.is_empty() {
+        out.push(failed(0, format!("the {} export holds no records", format.as_str())));
+    }
+    out.sort_by_key(|r| r.line);
+    out
+}
+
+/// 16 hex digits of the SHA-256 of the parts.
+fn digest(parts: &[&str]) -> String {
+    let mut h = Sha256::new();
+    for p in parts {
+        h.update(p.as_bytes());
+        h.update([0x1f]);
+    }
+    hex::encode(h.finalize())[..16].to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn years_titles_and_surnames() {
+        assert_eq!(year_in("2019 Mar"), Some(2019));
+        assert_eq!(year_in("1948/07//"), Some(1948));
+        assert_eq!(year_in("12019"), None);
+        assert_eq!(year_in("n.d."), None);
+        assert_eq!(fold_words("Cognitive Load and Retention."), "cognitive load and retention");
+        assert_eq!(fold_words("Müller’s “load”—retention"), "muller s load retention");
+        assert_eq!(surname("Smith, J.").as_deref(), Some("smith"));
+        assert_eq!(surname("Smith J").as_deref(), Some("smith"));
+        assert_eq!(surname("Smith JA").as_deref(), Some("smith"));
+        assert_eq!(surname("John Smith").as_deref(), Some("smith"));
+        assert_eq!(surname("van der Berg, A.").as_deref(), Some("vanderberg"));
+        assert_eq!(surname("Parkes-Loach, PS").as_deref(), Some("parkesloach"));
+    }
+
+    #[test]
+    fn csv_authors() {
+        assert_eq!(split_authors("Smith J.; Okafor A."), vec!["Smith J.", "Okafor A."]);
+        assert_eq!(split_authors("Smith J., Okafor A."), vec!["Smith J.", "Okafor A."]);
+        assert_eq!(split_authors("Smith, J."), vec!["Smith, J."]);
+        assert_eq!(split_authors("N Ricard; P Kind"), vec!["N Ricard", "P Kind"]);
+    }
+
+    #[test]
+    fn not_an_export_is_one_failed_row() {
+        let rows = read_export("x/notes.md", "notes.md", "md", b"# My notes\nnothing here\n");
+        assert_eq!(rows.len(), 1);
+        assert_eq!(rows[0].status, Some(Status::Failed));
+        assert!(rows[0].note.as_deref().unwrap().contains("not a reference export"));
+        let rows = read_export("x/a.ris", "a.ris", "ris", b"");
+        assert!(rows[0].note.as_deref().unwrap().contains("empty"));
+        let rows = read_export("x/a.ris", "a.ris", "ris", b"TY  - JOUR\x00\x01\x02");
+        assert!(rows[0].note.as_deref().unwrap().contains("not a text file"));
+    }
+
+    #[test]
+    fn ids_are_stable_and_distinct() {
+        let text = b"TY  - JOUR\nTI  - Same\nER  - \nTY  - JOUR\nTI  - Same\nER  - \n";
+        let a = read_export("/m1/a.ris", "a.ris", "ris", text);
+        let b = read_export("/other/machine/a.ris", "a.ris", "ris", text);
+        assert_eq!(a.len(), 2);
+        assert_ne!(a[0].record_id, a[1].record_id);
+        assert_eq!(a[0].record_id, b[0].record_id);
+        assert_eq!(a[1].record_id, b[1].record_id);
+    }
+
+    #[test]
+    fn bibtex_file_fields() {
+        assert_eq!(bibtex_file("Full Text:files/12/smith.pdf:application/pdf").as_deref(), Some("files/12/smith.pdf"));
+        assert_eq!(bibtex_file(":C\\:/papers/a.pdf:PDF").as_deref(), Some("C:/papers/a.pdf"));
+        assert_eq!(bibtex_file("papers/a.pdf").as_deref(), Some("papers/a.pdf"));
+    }
+}
