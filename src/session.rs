@@ -99,6 +99,8 @@ pub fn session(settings: &Settings) -> Result<SessionContext> {
     ctx.register_udtf("blocks", Arc::new(Blocks { env: env.clone() }));
     ctx.register_udtf("chunks", Arc::new(Chunks { env: env.clone() }));
     ctx.register_udtf("records", Arc::new(crate::functions::records::Records));
+    ctx.register_udtf("flow", Arc::new(crate::functions::flow::Flow { sql: false }));
+    ctx.register_udtf("flow_sql", Arc::new(crate::functions::flow::Flow { sql: true }));
     ctx.register_udtf(
         "cohort_tables",
         Arc::new(crate::functions::cohort::CohortTables { env: env.clone() }),

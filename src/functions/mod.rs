@@ -6,6 +6,7 @@ pub mod chunks;
 pub mod cohort;
 pub mod documents;
 pub mod extract;
+pub mod flow;
 pub mod inventory;
 pub mod llm;
 pub mod model_tables;
