@@ -275,10 +275,14 @@ pub fn parse(text: &str) -> (Vec<Raw>, Vec<RawError>) {
                 });
             }
         }
-        if let Some(message) = failed {
-            errors.push(RawError { line, message });
+        if let Some(message) = &failed {
+            errors.push(RawError {
+                line,
+                message: message.clone(),
+            });
         }
-        if kind != "string" {
+        // An entry broken before any field was read leaves only its failed row.
+        if kind != "string" && (failed.is_none() || rec.tags.len() > 2) {
             out.push(rec);
         }
     }

@@ -11,6 +11,7 @@ mod llama;
 mod model;
 mod pdf;
 mod readme;
+mod records;
 mod s3;
 mod segmenting;
 mod slt;
