@@ -99,6 +99,11 @@ pub fn session(settings: &Settings) -> Result<SessionContext> {
     ctx.register_udtf("blocks", Arc::new(Blocks { env: env.clone() }));
     ctx.register_udtf("chunks", Arc::new(Chunks { env: env.clone() }));
     ctx.register_udtf("records", Arc::new(crate::functions::records::Records));
+    ctx.register_udtf(
+        "reference_sample",
+        Arc::new(crate::functions::calibrate::ReferenceSample),
+    );
+    ctx.register_udtf("calibrate", Arc::new(crate::functions::calibrate::Calibrate));
     ctx.register_udtf("flow", Arc::new(crate::functions::flow::Flow { sql: false }));
     ctx.register_udtf("flow_sql", Arc::new(crate::functions::flow::Flow { sql: true }));
     ctx.register_udtf(

@@ -2,6 +2,7 @@
 //! file, plus the argument and option parsing they share.
 
 pub mod blocks;
+pub mod calibrate;
 pub mod chunks;
 pub mod cohort;
 pub mod documents;
