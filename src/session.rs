@@ -103,9 +103,18 @@ pub fn session(settings: &Settings) -> Result<SessionContext> {
         "reference_sample",
         Arc::new(crate::functions::calibrate::ReferenceSample),
     );
-    ctx.register_udtf("calibrate", Arc::new(crate::functions::calibrate::Calibrate));
-    ctx.register_udtf("flow", Arc::new(crate::functions::flow::Flow { sql: false }));
-    ctx.register_udtf("flow_sql", Arc::new(crate::functions::flow::Flow { sql: true }));
+    ctx.register_udtf(
+        "calibrate",
+        Arc::new(crate::functions::calibrate::Calibrate),
+    );
+    ctx.register_udtf(
+        "flow",
+        Arc::new(crate::functions::flow::Flow { sql: false }),
+    );
+    ctx.register_udtf(
+        "flow_sql",
+        Arc::new(crate::functions::flow::Flow { sql: true }),
+    );
     ctx.register_udtf(
         "cohort_tables",
         Arc::new(crate::functions::cohort::CohortTables { env: env.clone() }),

@@ -25,9 +25,7 @@ use std::collections::HashMap;
 use std::fmt;
 use std::sync::{Arc, LazyLock};
 
-use datafusion::arrow::array::{
-    Array, ArrayRef, AsArray, Int64Array, RecordBatch, StringArray,
-};
+use datafusion::arrow::array::{Array, ArrayRef, AsArray, Int64Array, RecordBatch, StringArray};
 use datafusion::arrow::compute::cast;
 use datafusion::arrow::datatypes::{DataType, Field, Schema, SchemaRef};
 use datafusion::catalog::streaming::StreamingTable;
@@ -91,7 +89,7 @@ fn frame_of(decision: &str) -> Option<&'static str> {
 #[derive(Debug, Clone)]
 enum Screening {
     /// A table of the session.
-    Table(String, SessionState),
+    Table(String, Box<SessionState>),
     /// A CSV file.
     Csv(String),
 }
@@ -104,7 +102,7 @@ impl Screening {
         let Some(state) = args.session().as_any().downcast_ref::<SessionState>() else {
             return plan_err!("{usage}: needs a quarry session");
         };
-        Ok(Self::Table(name.to_string(), state.clone()))
+        Ok(Self::Table(name.to_string(), Box::new(state.clone())))
     }
 
     /// `(source, decision)` of every screened record, in source order.
@@ -122,21 +120,33 @@ impl Screening {
                     .map(|s| s.trim().to_ascii_lowercase())
                     .collect();
                 let col = |names: &[&str]| h.iter().position(|c| names.contains(&c.as_str()));
-                let (Some(s), Some(d)) = (col(&["source", "document", "record_id"]), col(&["decision"])) else {
+                let (Some(s), Some(d)) = (
+                    col(&["source", "document", "record_id"]),
+                    col(&["decision"]),
+                ) else {
                     return Err(DataFusionError::Execution(format!(
                         "the screening {path} needs a source (or document) column and a decision column"
                     )));
                 };
                 for row in r.records() {
-                    let row = row.map_err(|e| DataFusionError::Execution(format!("{path}: {e}")))?;
+                    let row =
+                        row.map_err(|e| DataFusionError::Execution(format!("{path}: {e}")))?;
                     out.push((row[s].to_string(), row[d].trim().to_ascii_lowercase()));
                 }
             }
             Self::Table(name, state) => {
-                let plan = physical(state, &format!("SELECT * FROM \"{}\"", name.replace('"', "\"\""))).await?;
+                let plan = physical(
+                    state,
+                    &format!("SELECT * FROM \"{}\"", name.replace('"', "\"\"")),
+                )
+                .await?;
                 for b in collect(plan, ctx).await? {
-                    let col = |names: &[&str]| names.iter().find_map(|n| b.column_by_name(n).cloned());
-                    let (Some(s), Some(d)) = (col(&["source", "document", "record_id"]), col(&["decision"])) else {
+                    let col =
+                        |names: &[&str]| names.iter().find_map(|n| b.column_by_name(n).cloned());
+                    let (Some(s), Some(d)) = (
+                        col(&["source", "document", "record_id"]),
+                        col(&["decision"]),
+                    ) else {
                         return Err(DataFusionError::Execution(format!(
                             "the screening table {name} needs a source (or document) column and a decision column"
                         )));
@@ -146,7 +156,14 @@ impl Screening {
                     let (s, d) = (s.as_string::<i32>(), d.as_string::<i32>());
                     for i in 0..b.num_rows() {
                         if s.is_valid(i) {
-                            out.push((s.value(i).to_string(), d.is_valid(i).then(|| d.value(i).to_string()).unwrap_or_default()));
+                            out.push((
+                                s.value(i).to_string(),
+                                if d.is_valid(i) {
+                                    d.value(i).to_string()
+                                } else {
+                                    String::new()
+                                },
+                            ));
                         }
                     }
                 }
@@ -164,8 +181,16 @@ fn rank(seed: u64, source: &str) -> [u8; 32] {
 
 /// Draws the sample: `n` records of the frame (of each decision when
 /// stratified), by seeded digest, listed by frame then source.
-pub fn draw(decisions: &[(String, String)], n: usize, frame: &str, seed: u64) -> Result<RecordBatch> {
-    let screened = decisions.iter().filter(|(_, d)| frame_of(d).is_some()).count();
+pub fn draw(
+    decisions: &[(String, String)],
+    n: usize,
+    frame: &str,
+    seed: u64,
+) -> Result<RecordBatch> {
+    let screened = decisions
+        .iter()
+        .filter(|(_, d)| frame_of(d).is_some())
+        .count();
     let frames: Vec<&str> = match frame {
         "stratified" => vec!["excluded", "included", "unclear"],
         f => vec![f],
@@ -186,11 +211,23 @@ pub fn draw(decisions: &[(String, String)], n: usize, frame: &str, seed: u64) ->
     let len = rows.len();
     let cols: Vec<ArrayRef> = vec![
         Arc::new(Int64Array::from_iter_values(1..=len as i64)),
-        Arc::new(StringArray::from_iter_values(rows.iter().map(|r| r.0.as_str()))),
-        Arc::new(StringArray::from_iter_values(rows.iter().map(|r| r.1.as_str()))),
-        Arc::new(Int64Array::from_iter_values(rows.iter().map(|r| r.2 as i64))),
-        Arc::new(Int64Array::from_iter_values(std::iter::repeat_n(screened as i64, len))),
-        Arc::new(Int64Array::from_iter_values(std::iter::repeat_n(seed as i64, len))),
+        Arc::new(StringArray::from_iter_values(
+            rows.iter().map(|r| r.0.as_str()),
+        )),
+        Arc::new(StringArray::from_iter_values(
+            rows.iter().map(|r| r.1.as_str()),
+        )),
+        Arc::new(Int64Array::from_iter_values(
+            rows.iter().map(|r| r.2 as i64),
+        )),
+        Arc::new(Int64Array::from_iter_values(std::iter::repeat_n(
+            screened as i64,
+            len,
+        ))),
+        Arc::new(Int64Array::from_iter_values(std::iter::repeat_n(
+            seed as i64,
+            len,
+        ))),
         Arc::new(StringArray::from(vec![None::<&str>; len])),
     ];
     Ok(RecordBatch::try_new(SAMPLE.clone(), cols)?)
@@ -198,7 +235,9 @@ pub fn draw(decisions: &[(String, String)], n: usize, frame: &str, seed: u64) ->
 
 /// Writes a sample as CSV for a person to fill (`human_decision` empty).
 fn write_csv(batch: &RecordBatch, path: &str) -> Result<()> {
-    let err = |e: &dyn fmt::Display| DataFusionError::Execution(format!("cannot write the sample to {path}: {e}"));
+    let err = |e: &dyn fmt::Display| {
+        DataFusionError::Execution(format!("cannot write the sample to {path}: {e}"))
+    };
     let mut w = csv::Writer::from_path(path).map_err(|e| err(&e))?;
     let names: Vec<&str> = SAMPLE.fields().iter().map(|f| f.name().as_str()).collect();
     w.write_record(&names).map_err(|e| err(&e))?;
@@ -212,7 +251,11 @@ fn write_csv(batch: &RecordBatch, path: &str) -> Result<()> {
             .iter()
             .map(|c| {
                 let c = c.as_string::<i32>();
-                if c.is_valid(i) { c.value(i) } else { "" }
+                if c.is_valid(i) {
+                    c.value(i)
+                } else {
+                    ""
+                }
             })
             .collect();
         w.write_record(&row).map_err(|e| err(&e))?;
@@ -232,16 +275,27 @@ fn human(v: &str) -> Option<&'static str> {
 /// The filled sample joined to the screener's decisions.
 fn joined(path: &str, decisions: &[(String, String)]) -> Result<RecordBatch> {
     let e = |m: String| DataFusionError::Execution(m);
-    let mut r = csv::Reader::from_path(path).map_err(|x| e(format!("cannot read the sample {path}: {x}")))?;
+    let mut r = csv::Reader::from_path(path)
+        .map_err(|x| e(format!("cannot read the sample {path}: {x}")))?;
     let h: Vec<String> = r
         .headers()
         .map_err(|x| e(format!("{path}: {x}")))?
         .iter()
         .map(|s| s.trim().trim_start_matches('\u{feff}').to_ascii_lowercase())
         .collect();
-    let col = |n: &str| h.iter().position(|c| c == n).ok_or_else(|| e(format!("the sample {path} has no {n} column: it must be a file reference_sample wrote (columns {})", SAMPLE.fields().iter().map(|f| f.name().as_str()).collect::<Vec<_>>().join(", "))));
-    let (s, f, fs, hd) = (col("source")?, col("frame")?, col("frame_size")?, col("human_decision")?);
-    let by_source: HashMap<&str, &str> = decisions.iter().map(|(s, d)| (s.as_str(), d.as_str())).collect();
+    let col = |n: &str| {
+        h.iter().position(|c| c == n).ok_or_else(|| e(format!("the sample {path} has no {n} column: it must be a file reference_sample wrote (columns {})", SAMPLE.fields().iter().map(|f| f.name().as_str()).collect::<Vec<_>>().join(", "))))
+    };
+    let (s, f, fs, hd) = (
+        col("source")?,
+        col("frame")?,
+        col("frame_size")?,
+        col("human_decision")?,
+    );
+    let by_source: HashMap<&str, &str> = decisions
+        .iter()
+        .map(|(s, d)| (s.as_str(), d.as_str()))
+        .collect();
     let (mut src, mut frame, mut size, mut dec, mut hum) = (vec![], vec![], vec![], vec![], vec![]);
     for (i, row) in r.records().enumerate() {
         let row = row.map_err(|x| e(format!("{path}: {x}")))?;
@@ -256,7 +310,12 @@ fn joined(path: &str, decisions: &[(String, String)]) -> Result<RecordBatch> {
         let Some(d) = by_source.get(source.as_str()) else {
             return Err(e(format!("{path} line {line}: {source} is not in the screening: calibrate against the screening the sample was drawn from")));
         };
-        let n: i64 = row[fs].trim().parse().map_err(|_| e(format!("{path} line {line}: frame_size '{}' is not a number", &row[fs])))?;
+        let n: i64 = row[fs].trim().parse().map_err(|_| {
+            e(format!(
+                "{path} line {line}: frame_size '{}' is not a number",
+                &row[fs]
+            ))
+        })?;
         src.push(source);
         frame.push(row[f].trim().to_string());
         size.push(n);
@@ -271,7 +330,9 @@ fn joined(path: &str, decisions: &[(String, String)]) -> Result<RecordBatch> {
         Arc::new(StringArray::from(hum)),
     ];
     Ok(RecordBatch::try_from_iter(
-        ["source", "frame", "frame_size", "decision", "human"].into_iter().zip(cols),
+        ["source", "frame", "frame_size", "decision", "human"]
+            .into_iter()
+            .zip(cols),
     )?)
 }
 
@@ -299,8 +360,17 @@ impl TableFunctionImpl for ReferenceSample {
         let seed = int_arg(&vals, 3, SAMPLE_USAGE, "the seed")?.unwrap_or(1) as u64;
         let out = str_arg(&vals, 4, SAMPLE_USAGE, "the output file")?;
         let screening = Screening::parse(&name, &args, SAMPLE_USAGE)?;
-        let job = Job::Sample { screening, n, frame, seed, out };
-        Ok(Arc::new(StreamingTable::try_new(SAMPLE.clone(), vec![Arc::new(job)])?))
+        let job = Job::Sample {
+            screening,
+            n,
+            frame,
+            seed,
+            out,
+        };
+        Ok(Arc::new(StreamingTable::try_new(
+            SAMPLE.clone(),
+            vec![Arc::new(job)],
+        )?))
     }
 }
 
@@ -324,14 +394,31 @@ impl TableFunctionImpl for Calibrate {
             return plan_err!("{CALIBRATE_USAGE}: needs a quarry session");
         };
         let screening = Screening::parse(&name, &args, CALIBRATE_USAGE)?;
-        let job = Job::Calibrate { screening, sample, base: state.clone() };
-        Ok(Arc::new(StreamingTable::try_new(CALIBRATION.clone(), vec![Arc::new(job)])?))
+        let job = Job::Calibrate {
+            screening,
+            sample,
+            base: Box::new(state.clone()),
+        };
+        Ok(Arc::new(StreamingTable::try_new(
+            CALIBRATION.clone(),
+            vec![Arc::new(job)],
+        )?))
     }
 }
 
 enum Job {
-    Sample { screening: Screening, n: usize, frame: String, seed: u64, out: Option<String> },
-    Calibrate { screening: Screening, sample: String, base: SessionState },
+    Sample {
+        screening: Screening,
+        n: usize,
+        frame: String,
+        seed: u64,
+        out: Option<String>,
+    },
+    Calibrate {
+        screening: Screening,
+        sample: String,
+        base: Box<SessionState>,
+    },
 }
 
 impl fmt::Debug for Job {
@@ -354,8 +441,15 @@ impl PartitionStream for Job {
     fn execute(&self, ctx: Arc<TaskContext>) -> SendableRecordBatchStream {
         let schema = self.schema().clone();
         let fut: futures::future::BoxFuture<'static, Result<Vec<RecordBatch>>> = match self {
-            Job::Sample { screening, n, frame, seed, out } => {
-                let (screening, n, frame, seed, out) = (screening.clone(), *n, frame.clone(), *seed, out.clone());
+            Job::Sample {
+                screening,
+                n,
+                frame,
+                seed,
+                out,
+            } => {
+                let (screening, n, frame, seed, out) =
+                    (screening.clone(), *n, frame.clone(), *seed, out.clone());
                 Box::pin(async move {
                     let d = screening.decisions(ctx).await?;
                     let b = draw(&d, n, &frame, seed)?;
@@ -365,14 +459,21 @@ impl PartitionStream for Job {
                     Ok(vec![b])
                 })
             }
-            Job::Calibrate { screening, sample, base } => {
+            Job::Calibrate {
+                screening,
+                sample,
+                base,
+            } => {
                 let (screening, sample, base) = (screening.clone(), sample.clone(), base.clone());
                 let declared = schema.clone();
                 Box::pin(async move {
                     let d = screening.decisions(ctx.clone()).await?;
                     let rows = joined(&sample, &d)?;
                     let (state, tables) = private_state(&base, None)?;
-                    tables.register_table("sample".into(), Arc::new(MemTable::try_new(rows.schema(), vec![vec![rows]])?))?;
+                    tables.register_table(
+                        "sample".into(),
+                        Arc::new(MemTable::try_new(rows.schema(), vec![vec![rows]])?),
+                    )?;
                     let stages = split_stages(CALIBRATE_SQL);
                     run_stages(&state, &tables, &stages, ctx.clone()).await?;
                     let plan = physical(&state, &stages.output).await?;

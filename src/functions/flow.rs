@@ -73,7 +73,11 @@ impl Search {
         for (db, q) in &self.databases {
             row(1, Some(db), &format!("query: {q}"));
         }
-        for (k, v) in [("dates", &self.dates), ("limits", &self.limits), ("registration", &self.registration)] {
+        for (k, v) in [
+            ("dates", &self.dates),
+            ("limits", &self.limits),
+            ("registration", &self.registration),
+        ] {
             if let Some(v) = v {
                 row(2, None, &format!("{k}: {v}"));
             }
@@ -87,9 +91,16 @@ pub fn render_flow(exports: &str, records_opts: &str, search: Option<&Search>) -
     FLOW_SQL
         .replace(
             "{{records}}",
-            &format!("records('{}', '{}')", sql_text(exports), sql_text(records_opts)),
+            &format!(
+                "records('{}', '{}')",
+                sql_text(exports),
+                sql_text(records_opts)
+            ),
         )
-        .replace("{{search_rows}}", &search.map(Search::rows_sql).unwrap_or_default())
+        .replace(
+            "{{search_rows}}",
+            &search.map(Search::rows_sql).unwrap_or_default(),
+        )
 }
 
 /// `flow` (`sql = false`) or `flow_sql`.
@@ -110,7 +121,11 @@ impl TableFunctionImpl for Flow {
         };
         let mut allowed: Vec<&str> = RECORD_OPTIONS.to_vec();
         allowed.push("search");
-        let raw = parse_options(&str_arg(&vals, 1, USAGE, "options")?.unwrap_or_default(), USAGE, &allowed)?;
+        let raw = parse_options(
+            &str_arg(&vals, 1, USAGE, "options")?.unwrap_or_default(),
+            USAGE,
+            &allowed,
+        )?;
         let search = match raw.get("search") {
             Some(p) => Some(Search::load(Path::new(p)).or_else(|e| plan_err!("{USAGE}: {e}"))?),
             None => None,
@@ -126,7 +141,10 @@ impl TableFunctionImpl for Flow {
                 "sql",
                 Arc::new(datafusion::arrow::array::StringArray::from(vec![sql])) as _,
             )])?;
-            return Ok(Arc::new(MemTable::try_new(batch.schema(), vec![vec![batch]])?));
+            return Ok(Arc::new(MemTable::try_new(
+                batch.schema(),
+                vec![vec![batch]],
+            )?));
         }
         let Some(state) = args.session().as_any().downcast_ref::<SessionState>() else {
             return plan_err!("{USAGE}: needs a quarry session");

@@ -90,15 +90,22 @@ pub static RECORDS: LazyLock<SchemaRef> = LazyLock::new(|| {
 pub fn records_batch(rows: &[(Record, Outcome)], settled: &Settled) -> Result<RecordBatch> {
     let n = rows.len();
     let text = || StringBuilder::with_capacity(n, n * 16);
-    let (mut id, mut export, mut format, mut database, mut ty, mut title) = (text(), text(), text(), text(), text(), text());
-    let (mut venue, mut volume, mut issue, mut pages, mut doi, mut pmid) = (text(), text(), text(), text(), text(), text());
-    let (mut abs, mut url, mut file_path, mut dup, mut dup_rule, mut matched) = (text(), text(), text(), text(), text(), text());
+    let (mut id, mut export, mut format, mut database, mut ty, mut title) =
+        (text(), text(), text(), text(), text(), text());
+    let (mut venue, mut volume, mut issue, mut pages, mut doi, mut pmid) =
+        (text(), text(), text(), text(), text(), text());
+    let (mut abs, mut url, mut file_path, mut dup, mut dup_rule, mut matched) =
+        (text(), text(), text(), text(), text(), text());
     let (mut match_rule, mut status, mut note) = (text(), text(), text());
     let mut line = Int64Builder::with_capacity(n);
     let mut year = Int32Builder::with_capacity(n);
     let mut authors = ListBuilder::new(StringBuilder::new());
     let mut keywords = ListBuilder::new(StringBuilder::new());
-    let mut extra = MapBuilder::new(None, StringBuilder::new(), ListBuilder::new(StringBuilder::new()));
+    let mut extra = MapBuilder::new(
+        None,
+        StringBuilder::new(),
+        ListBuilder::new(StringBuilder::new()),
+    );
     for (r, o) in rows {
         id.append_value(&r.record_id);
         export.append_value(&r.export);
@@ -182,8 +189,9 @@ pub fn records_batch(rows: &[(Record, Outcome)], settled: &Settled) -> Result<Re
             if c.data_type() == f.data_type() {
                 Ok(c)
             } else {
-                datafusion::arrow::compute::cast(&c, f.data_type())
-                    .map_err(|e| DataFusionError::Execution(format!("records: column {}: {e}", f.name())))
+                datafusion::arrow::compute::cast(&c, f.data_type()).map_err(|e| {
+                    DataFusionError::Execution(format!("records: column {}: {e}", f.name()))
+                })
             }
         })
         .collect::<Result<Vec<_>>>()?;
@@ -191,9 +199,17 @@ pub fn records_batch(rows: &[(Record, Outcome)], settled: &Settled) -> Result<Re
 }
 
 /// Parses `records`' arguments into a record source.
-pub fn record_source(vals: &[datafusion::common::ScalarValue], usage: &str, opts_at: usize) -> Result<RecordSource> {
+pub fn record_source(
+    vals: &[datafusion::common::ScalarValue],
+    usage: &str,
+    opts_at: usize,
+) -> Result<RecordSource> {
     let exports = source_arg(vals, usage)?;
-    let raw = parse_options(&str_arg(vals, opts_at, usage, "options")?.unwrap_or_default(), usage, OPTIONS)?;
+    let raw = parse_options(
+        &str_arg(vals, opts_at, usage, "options")?.unwrap_or_default(),
+        usage,
+        OPTIONS,
+    )?;
     record_source_from(exports, &raw, usage)
 }
 
@@ -212,7 +228,9 @@ pub fn record_source_from(
     };
     let files = match raw.get("files") {
         None => None,
-        Some(f) => Some(Arc::new(Source::parse(f).or_else(|e| plan_err!("{usage}: files: {e}"))?)),
+        Some(f) => Some(Arc::new(
+            Source::parse(f).or_else(|e| plan_err!("{usage}: files: {e}"))?,
+        )),
     };
     Ok(RecordSource {
         exports,
@@ -233,7 +251,10 @@ impl TableFunctionImpl for Records {
         }
         let source = record_source(&vals, USAGE, 1)?;
         let part = RecordsPartition { source };
-        Ok(Arc::new(StreamingTable::try_new(RECORDS.clone(), vec![Arc::new(part)])?))
+        Ok(Arc::new(StreamingTable::try_new(
+            RECORDS.clone(),
+            vec![Arc::new(part)],
+        )?))
     }
 }
 

@@ -36,7 +36,8 @@ pub fn delatex(s: &str) -> String {
             if "\"'`^~cv".contains(cmd) {
                 // \"o, \"{o}, \c{c}, \c c
                 let mut j = i + 2;
-                while j < chars.len() && (chars[j] == ' ' && cmd.is_alphabetic() || chars[j] == '{') {
+                while j < chars.len() && (chars[j] == ' ' && cmd.is_alphabetic() || chars[j] == '{')
+                {
                     j += 1;
                 }
                 if let Some(&base) = chars.get(j) {
@@ -100,7 +101,10 @@ impl Cursor<'_> {
     fn line(&mut self) -> usize {
         let to = self.i.min(self.s.len());
         if to > self.seen {
-            self.lines += self.s[self.seen..to].iter().filter(|&&c| c == b'\n').count();
+            self.lines += self.s[self.seen..to]
+                .iter()
+                .filter(|&&c| c == b'\n')
+                .count();
             self.seen = to;
         }
         1 + self.lines
@@ -164,9 +168,18 @@ pub fn parse(text: &str) -> (Vec<Raw>, Vec<RawError>) {
     let mut errors = Vec::new();
     let mut macros: HashMap<String, String> = HashMap::new();
     for (m, v) in [
-        ("jan", "January"), ("feb", "February"), ("mar", "March"), ("apr", "April"),
-        ("may", "May"), ("jun", "June"), ("jul", "July"), ("aug", "August"),
-        ("sep", "September"), ("oct", "October"), ("nov", "November"), ("dec", "December"),
+        ("jan", "January"),
+        ("feb", "February"),
+        ("mar", "March"),
+        ("apr", "April"),
+        ("may", "May"),
+        ("jun", "June"),
+        ("jul", "July"),
+        ("aug", "August"),
+        ("sep", "September"),
+        ("oct", "October"),
+        ("nov", "November"),
+        ("dec", "December"),
     ] {
         macros.insert(m.into(), v.into());
     }
@@ -252,7 +265,11 @@ pub fn parse(text: &str) -> (Vec<Raw>, Vec<RawError>) {
                         if word.is_empty() {
                             break;
                         }
-                        value.push_str(macros.get(&word.to_lowercase()).map_or(word.as_str(), |v| v.as_str()));
+                        value.push_str(
+                            macros
+                                .get(&word.to_lowercase())
+                                .map_or(word.as_str(), |v| v.as_str()),
+                        );
                     }
                     None => break,
                 }
@@ -312,14 +329,25 @@ mod tests {
         let (recs, errs) = parse(text);
         assert!(errs.is_empty(), "{errs:?}");
         assert_eq!(recs.len(), 2);
-        let get = |r: &Raw, t: &str| r.tags.iter().find(|x| x.tag == t).map(|x| x.lines[0].clone());
+        let get = |r: &Raw, t: &str| {
+            r.tags
+                .iter()
+                .find(|x| x.tag == t)
+                .map(|x| x.lines[0].clone())
+        };
         assert_eq!(get(&recs[0], "@type").as_deref(), Some("article"));
         assert_eq!(get(&recs[0], "@key").as_deref(), Some("smith2019"));
-        assert_eq!(get(&recs[0], "journal").as_deref(), Some("Journal of Educational Psychology"));
+        assert_eq!(
+            get(&recs[0], "journal").as_deref(),
+            Some("Journal of Educational Psychology")
+        );
         assert_eq!(get(&recs[0], "year").as_deref(), Some("2019"));
         assert_eq!(get(&recs[0], "month").as_deref(), Some("March"));
         assert_eq!(get(&recs[0], "note").as_deref(), Some("part two"));
-        assert_eq!(delatex(&get(&recs[0], "title").unwrap()), "Cognitive Load and Retention");
+        assert_eq!(
+            delatex(&get(&recs[0], "title").unwrap()),
+            "Cognitive Load and Retention"
+        );
         assert_eq!(delatex(&get(&recs[1], "title").unwrap()), "Müller's Çaé");
         assert_eq!(recs[1].line, 13);
     }

@@ -64,7 +64,11 @@ async fn read_one(source: &Source, entry: &Entry) -> Vec<Record> {
             }]
         }
     };
-    let (src, name, ext) = (entry.source.clone(), entry.file_name.clone(), entry.ext.clone());
+    let (src, name, ext) = (
+        entry.source.clone(),
+        entry.file_name.clone(),
+        entry.ext.clone(),
+    );
     tokio::task::spawn_blocking(move || read_export(&src, &name, &ext, &bytes))
         .await
         .unwrap_or_else(|e| {
@@ -155,7 +159,10 @@ impl RecordSource {
         }
         if matching {
             let file_keys: Vec<File> = files.iter().map(|(f, _)| f.clone()).collect();
-            for (o, m) in outcomes.iter_mut().zip(matching::match_files(&keys, &file_keys)) {
+            for (o, m) in outcomes
+                .iter_mut()
+                .zip(matching::match_files(&keys, &file_keys))
+            {
                 if let (Some(f), Some(rule)) = (m.file, m.rule) {
                     o.matched = Some((f, rule));
                 }
@@ -170,14 +177,22 @@ impl RecordSource {
     }
 
     /// The second pass: each export's records with their outcomes, in order.
-    pub fn rows(&self, settled: Arc<Settled>) -> BoxStream<'static, Result<Vec<(Record, Outcome)>>> {
+    pub fn rows(
+        &self,
+        settled: Arc<Settled>,
+    ) -> BoxStream<'static, Result<Vec<(Record, Outcome)>>> {
         let source = self.exports.clone();
         let n = settled.exports.len();
         stream::iter(0..n)
             .then(move |i| {
                 let source = source.clone();
                 let settled = settled.clone();
-                async move { (settled.clone(), read_one(&source, &settled.exports[i]).await) }
+                async move {
+                    (
+                        settled.clone(),
+                        read_one(&source, &settled.exports[i]).await,
+                    )
+                }
             })
             .scan(0usize, |offset, (settled, recs)| {
                 let start = *offset;

@@ -55,7 +55,10 @@ impl Dedup {
             if let Some(heads) = self.by_title.get(&(t.clone(), key.year)) {
                 let joinable = heads.iter().copied().find(|h| match &key.doi {
                     None => true,
-                    Some(d) => self.group_dois.get(h).is_none_or(|ds| ds.is_empty() || ds.contains(d)),
+                    Some(d) => self
+                        .group_dois
+                        .get(h)
+                        .is_none_or(|ds| ds.is_empty() || ds.contains(d)),
                 });
                 if let Some(head) = joinable {
                     if let Some(d) = &key.doi {
@@ -93,25 +96,55 @@ mod tests {
     #[test]
     fn by_doi_then_title_and_year() {
         let mut d = Dedup::default();
-        assert_eq!(d.add(&key(Some("10.1/a"), "Cognitive load and retention", 2019)), None);
-        assert_eq!(d.add(&key(Some("10.1/a"), "Something else entirely here", 2020)), Some((0, "doi")));
-        assert_eq!(d.add(&key(None, "Cognitive Load and Retention.", 2019)), Some((0, "title_year")));
+        assert_eq!(
+            d.add(&key(Some("10.1/a"), "Cognitive load and retention", 2019)),
+            None
+        );
+        assert_eq!(
+            d.add(&key(Some("10.1/a"), "Something else entirely here", 2020)),
+            Some((0, "doi"))
+        );
+        assert_eq!(
+            d.add(&key(None, "Cognitive Load and Retention.", 2019)),
+            Some((0, "title_year"))
+        );
         // The same title a year apart is another record.
-        assert_eq!(d.add(&key(None, "Cognitive load and retention", 2020)), None);
+        assert_eq!(
+            d.add(&key(None, "Cognitive load and retention", 2020)),
+            None
+        );
     }
 
     #[test]
     fn two_different_dois_are_never_merged() {
         let mut d = Dedup::default();
-        assert_eq!(d.add(&key(Some("10.1/a"), "A randomised trial of spacing", 2019)), None);
-        assert_eq!(d.add(&key(Some("10.1/b"), "A randomised trial of spacing", 2019)), None);
+        assert_eq!(
+            d.add(&key(Some("10.1/a"), "A randomised trial of spacing", 2019)),
+            None
+        );
+        assert_eq!(
+            d.add(&key(Some("10.1/b"), "A randomised trial of spacing", 2019)),
+            None
+        );
         // A record without a DOI joins the first group with that title.
-        assert_eq!(d.add(&key(None, "A randomised trial of spacing", 2019)), Some((0, "title_year")));
+        assert_eq!(
+            d.add(&key(None, "A randomised trial of spacing", 2019)),
+            Some((0, "title_year"))
+        );
         // A group that took a DOI by title refuses another DOI.
         let mut d = Dedup::default();
-        assert_eq!(d.add(&key(None, "A randomised trial of spacing", 2019)), None);
-        assert_eq!(d.add(&key(Some("10.1/a"), "A randomised trial of spacing", 2019)), Some((0, "title_year")));
-        assert_eq!(d.add(&key(Some("10.1/b"), "A randomised trial of spacing", 2019)), None);
+        assert_eq!(
+            d.add(&key(None, "A randomised trial of spacing", 2019)),
+            None
+        );
+        assert_eq!(
+            d.add(&key(Some("10.1/a"), "A randomised trial of spacing", 2019)),
+            Some((0, "title_year"))
+        );
+        assert_eq!(
+            d.add(&key(Some("10.1/b"), "A randomised trial of spacing", 2019)),
+            None
+        );
         assert_eq!(d.add(&key(Some("10.1/a"), "x", 2001)), Some((0, "doi")));
     }
 

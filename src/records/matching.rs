@@ -152,7 +152,9 @@ fn candidates(rule: &str, r: &Key, files: &[File], prepared: &[Prepared]) -> Vec
             if key.len() < 8 {
                 return vec![];
             }
-            (0..files.len()).filter(|&i| prepared[i].stem_alnum.contains(&key)).collect()
+            (0..files.len())
+                .filter(|&i| prepared[i].stem_alnum.contains(&key))
+                .collect()
         }
         "title" => {
             let Some(t) = r.title.as_deref().map(fold_words) else {
@@ -170,14 +172,17 @@ fn candidates(rule: &str, r: &Key, files: &[File], prepared: &[Prepared]) -> Vec
                 .collect()
         }
         "author_year" => {
-            let (Some(name), Some(year)) = (r.first_author.as_deref().and_then(surname), r.year) else {
+            let (Some(name), Some(year)) = (r.first_author.as_deref().and_then(surname), r.year)
+            else {
                 return vec![];
             };
             let year = year.to_string();
             (0..files.len())
                 .filter(|&i| {
                     let t = &prepared[i].tokens;
-                    t.contains(&year) && (t.contains(&name) || prepared[i].stem_alnum.starts_with(&format!("{name}{year}")))
+                    t.contains(&year)
+                        && (t.contains(&name)
+                            || prepared[i].stem_alnum.starts_with(&format!("{name}{year}")))
                 })
                 .collect()
         }
@@ -346,24 +351,37 @@ mod tests {
     fn an_ambiguous_match_is_no_match() {
         // Two Smith 2019 papers and one smith2019.pdf claim nothing.
         let files = vec![file("smith2019.pdf")];
-        let recs = vec![rec("Smith, J.", 2019, "One study of things"), rec("Smith, K.", 2019, "Another study of things")];
+        let recs = vec![
+            rec("Smith, J.", 2019, "One study of things"),
+            rec("Smith, K.", 2019, "Another study of things"),
+        ];
         let m = match_files(&recs, &files);
         for x in &m {
             assert_eq!(x.file, None);
             let note = x.note.as_deref().unwrap();
-            assert!(note.contains("ambiguous") && note.contains("smith2019.pdf"), "{note}");
+            assert!(
+                note.contains("ambiguous") && note.contains("smith2019.pdf"),
+                "{note}"
+            );
         }
         // One record, two files that fit.
         let files = vec![file("smith_2019.pdf"), file("Smith 2019 (2).pdf")];
         let m = match_files(&[rec("Smith J", 2019, "A study of things")], &files);
         assert_eq!(m[0].file, None);
-        assert!(m[0].note.as_deref().unwrap().contains("2 files fit"), "{:?}", m[0].note);
+        assert!(
+            m[0].note.as_deref().unwrap().contains("2 files fit"),
+            "{:?}",
+            m[0].note
+        );
     }
 
     #[test]
     fn an_earlier_rule_takes_the_file_first() {
         let files = vec![file("smith2019.pdf"), file("A study of things.pdf")];
-        let recs = vec![rec("Smith, J.", 2019, "A study of things"), rec("Smith, K.", 2019, "Another paper here")];
+        let recs = vec![
+            rec("Smith, J.", 2019, "A study of things"),
+            rec("Smith, K.", 2019, "Another paper here"),
+        ];
         let m = match_files(&recs, &files);
         assert_eq!((m[0].file, m[0].rule), (Some(1), Some("title")));
         assert_eq!((m[1].file, m[1].rule), (Some(0), Some("author_year")));

@@ -14,7 +14,9 @@ fn medline_tag(line: &str) -> Option<(&str, &str)> {
     }
     let tag = head[..4].trim_end();
     if tag.is_empty()
-        || !tag.bytes().all(|c| c.is_ascii_uppercase() || c.is_ascii_digit())
+        || !tag
+            .bytes()
+            .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit())
         || !head[..4][tag.len()..].bytes().all(|c| c == b' ')
     {
         return None;
@@ -96,7 +98,10 @@ mod tests {
         assert_eq!(recs.len(), 2);
         assert_eq!(recs[0].tags[1].lines, vec!["A long", "title"]);
         assert_eq!(recs[1].line, 7);
-        assert_eq!(medline_tag("FAU - Smith, John"), Some(("FAU", "Smith, John")));
+        assert_eq!(
+            medline_tag("FAU - Smith, John"),
+            Some(("FAU", "Smith, John"))
+        );
         assert_eq!(medline_tag("TI  - x"), Some(("TI", "x")));
         assert_eq!(medline_tag("TY  -x"), None);
     }

@@ -243,7 +243,8 @@ pub fn year_in(s: &str) -> Option<i32> {
         let before = i.checked_sub(1).map(|j| b[j]);
         let after = b.get(i + 4);
         let digits = w.iter().all(u8::is_ascii_digit);
-        let alone = !before.is_some_and(|c| c.is_ascii_digit()) && !after.is_some_and(|c| c.is_ascii_digit());
+        let alone = !before.is_some_and(|c| c.is_ascii_digit())
+            && !after.is_some_and(|c| c.is_ascii_digit());
         if digits && alone {
             let y: i32 = s[i..i + 4].parse().ok()?;
             (1500..2100).contains(&y).then_some(y)
@@ -316,7 +317,12 @@ fn to_record(raw: &Raw, format: Format, database: &str) -> Record {
     };
     let split_semi = |v: Vec<String>| -> Vec<String> {
         v.iter()
-            .flat_map(|k| k.split(';').map(str::trim).map(str::to_string).collect::<Vec<_>>())
+            .flat_map(|k| {
+                k.split(';')
+                    .map(str::trim)
+                    .map(str::to_string)
+                    .collect::<Vec<_>>()
+            })
             .filter(|k| !k.is_empty())
             .collect()
     };
@@ -356,8 +362,16 @@ fn to_record(raw: &Raw, format: Format, database: &str) -> Record {
             r.file_path = raw
                 .every(&["L1"])
                 .into_iter()
-                .chain(raw.every(&["L2"]).into_iter().filter(|p| looks_like_file(p)))
-                .flat_map(|p| p.split(';').map(|s| s.trim().to_string()).collect::<Vec<_>>())
+                .chain(
+                    raw.every(&["L2"])
+                        .into_iter()
+                        .filter(|p| looks_like_file(p)),
+                )
+                .flat_map(|p| {
+                    p.split(';')
+                        .map(|s| s.trim().to_string())
+                        .collect::<Vec<_>>()
+                })
                 .find(|p| !p.is_empty());
             if let Some(db) = pick(&["DB"]) {
                 r.database = db;
@@ -378,7 +392,10 @@ fn to_record(raw: &Raw, format: Format, database: &str) -> Record {
             r.doi = pick(&["DI"]).and_then(|d| quarry_udfs::normalize_doi::normalize_doi(&d));
             r.pmid = pick(&["PM"]);
             r.abstract_text = pick(&["AB"]);
-            r.keywords = split_semi(vec![pick(&["DE"]).unwrap_or_default(), pick(&["ID"]).unwrap_or_default()]);
+            r.keywords = split_semi(vec![
+                pick(&["DE"]).unwrap_or_default(),
+                pick(&["ID"]).unwrap_or_default(),
+            ]);
         }
         Format::Medline => {
             used.extend([
@@ -404,18 +421,37 @@ fn to_record(raw: &Raw, format: Format, database: &str) -> Record {
                 .every(&["LID", "AID"])
                 .iter()
                 .filter(|v| v.contains("[doi]"))
-                .find_map(|v| quarry_udfs::normalize_doi::normalize_doi(v.trim_end_matches("[doi]")));
+                .find_map(|v| {
+                    quarry_udfs::normalize_doi::normalize_doi(v.trim_end_matches("[doi]"))
+                });
             r.abstract_text = pick(&["AB"]);
             r.keywords = raw.every(&["OT", "MH"]);
             r.ty = pick(&["PT"]);
         }
         Format::Bibtex => {
             used.extend([
-                "@type", "@key", "title", "author", "year", "date", "journal", "journaltitle",
-                "booktitle", "volume", "number", "issue", "pages", "doi", "pmid", "abstract",
-                "keywords", "url", "file",
+                "@type",
+                "@key",
+                "title",
+                "author",
+                "year",
+                "date",
+                "journal",
+                "journaltitle",
+                "booktitle",
+                "volume",
+                "number",
+                "issue",
+                "pages",
+                "doi",
+                "pmid",
+                "abstract",
+                "keywords",
+                "url",
+                "file",
             ]);
-            let clean = |v: Option<String>| v.map(|s| bibtex::delatex(&s)).filter(|s| !s.is_empty());
+            let clean =
+                |v: Option<String>| v.map(|s| bibtex::delatex(&s)).filter(|s| !s.is_empty());
             r.ty = pick(&["@type"]);
             r.title = clean(pick(&["title"]));
             r.authors = pick(&["author"])
@@ -434,7 +470,8 @@ fn to_record(raw: &Raw, format: Format, database: &str) -> Record {
             r.pages = clean(pick(&["pages"])).map(|p| p.replace("--", "-"));
             r.doi = pick(&["doi"]).and_then(|d| quarry_udfs::normalize_doi::normalize_doi(&d));
             r.pmid = pick(&["pmid"]).or_else(|| {
-                let is_pubmed = pick(&["eprinttype"]).is_some_and(|t| t.eq_ignore_ascii_case("pubmed"));
+                let is_pubmed =
+                    pick(&["eprinttype"]).is_some_and(|t| t.eq_ignore_ascii_case("pubmed"));
                 is_pubmed.then(|| pick(&["eprint"])).flatten()
             });
             r.abstract_text = clean(pick(&["abstract"]));
@@ -465,19 +502,33 @@ fn to_record(raw: &Raw, format: Format, database: &str) -> Record {
                 col(names)
             };
             r.ty = take(&["documenttype", "publicationtype", "type", "pt", "dt"]);
-            r.title = take(&["title", "articletitle", "documenttitle", "ti", "primarytitle"]);
+            r.title = take(&[
+                "title",
+                "articletitle",
+                "documenttitle",
+                "ti",
+                "primarytitle",
+            ]);
             r.authors = take(&["authors", "author", "au", "authorfullnames", "af"])
                 .map(|a| split_authors(&a))
                 .unwrap_or_default();
             r.year = take(&["year", "publicationyear", "py", "pubyear", "date"])
                 .and_then(|y| year_in(&y));
-            r.venue = take(&["sourcetitle", "journal", "venue", "so", "publicationname", "journaltitle"]);
+            r.venue = take(&[
+                "sourcetitle",
+                "journal",
+                "venue",
+                "so",
+                "publicationname",
+                "journaltitle",
+            ]);
             r.volume = take(&["volume", "vl"]);
             r.issue = take(&["issue", "is", "number"]);
             let sp = take(&["pagestart", "startpage", "bp"]);
             let ep = take(&["pageend", "endpage", "ep"]);
             r.pages = take(&["pages"]).or_else(|| pages(sp, ep));
-            r.doi = take(&["doi", "di"]).and_then(|d| quarry_udfs::normalize_doi::normalize_doi(&d));
+            r.doi =
+                take(&["doi", "di"]).and_then(|d| quarry_udfs::normalize_doi::normalize_doi(&d));
             r.pmid = take(&["pubmedid", "pmid", "pm", "pubmed"]);
             r.abstract_text = take(&["abstract", "ab"]);
             r.keywords = split_semi(
@@ -534,8 +585,7 @@ fn split_authors(s: &str) -> Vec<String> {
         s.split(';').map(str::to_string).collect()
     } else if s.contains(" and ") {
         s.split(" and ").map(str::to_string).collect()
-    } else if s.matches(',').count() >= 1
-        && s.split(',').all(|p| p.split_whitespace().count() >= 2)
+    } else if s.matches(',').count() >= 1 && s.split(',').all(|p| p.split_whitespace().count() >= 2)
     {
         // "Smith J., Okafor A.": each comma-separated part is a whole name.
         s.split(',').map(str::to_string).collect()
@@ -553,21 +603,24 @@ fn split_authors(s: &str) -> Vec<String> {
 /// the accession number of a MEDLINE record).
 fn pmid_in(raw: &Raw, tags: &[&str]) -> Option<String> {
     let re = regex_pmid();
-    raw.every(tags).iter().find_map(|v| {
-        re.captures(v).map(|c| c[1].to_string())
-    })
+    raw.every(tags)
+        .iter()
+        .find_map(|v| re.captures(v).map(|c| c[1].to_string()))
 }
 
 fn regex_pmid() -> &'static regex::Regex {
-    static RE: std::sync::LazyLock<regex::Regex> =
-        std::sync::LazyLock::new(|| regex::Regex::new(r"(?i)\bPMID:?\s*(\d{1,9})\b").expect("regex"));
+    static RE: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+        regex::Regex::new(r"(?i)\bPMID:?\s*(\d{1,9})\b").expect("regex")
+    });
     &RE
 }
 
 /// Whether a link is a local file rather than a web page.
 fn looks_like_file(p: &str) -> bool {
     let l = p.to_ascii_lowercase();
-    l.starts_with("file:") || l.starts_with("internal-pdf:") || (!l.starts_with("http") && l.contains('.'))
+    l.starts_with("file:")
+        || l.starts_with("internal-pdf:")
+        || (!l.starts_with("http") && l.contains('.'))
 }
 
 /// The path in a BibTeX `file` field: Zotero's `Full Text:files/12/a.pdf:application/pdf`,
@@ -672,7 +725,10 @@ pub fn read_export(export: &str, file_name: &str, ext: &str, bytes: &[u8]) -> Ve
         out.push(failed(e.line, e.message));
     }
     if raws.is_empty() && out.is_empty() {
-        out.push(failed(0, format!("the {} export holds no records", format.as_str())));
+        out.push(failed(
+            0,
+            format!("the {} export holds no records", format.as_str()),
+        ));
     }
     out.sort_by_key(|r| r.line);
     out
@@ -698,8 +754,14 @@ mod tests {
         assert_eq!(year_in("1948/07//"), Some(1948));
         assert_eq!(year_in("12019"), None);
         assert_eq!(year_in("n.d."), None);
-        assert_eq!(fold_words("Cognitive Load and Retention."), "cognitive load and retention");
-        assert_eq!(fold_words("Müller’s “load”—retention"), "muller s load retention");
+        assert_eq!(
+            fold_words("Cognitive Load and Retention."),
+            "cognitive load and retention"
+        );
+        assert_eq!(
+            fold_words("Müller’s “load”—retention"),
+            "muller s load retention"
+        );
         assert_eq!(surname("Smith, J.").as_deref(), Some("smith"));
         assert_eq!(surname("Smith J").as_deref(), Some("smith"));
         assert_eq!(surname("Smith JA").as_deref(), Some("smith"));
@@ -710,18 +772,36 @@ mod tests {
 
     #[test]
     fn csv_authors() {
-        assert_eq!(split_authors("Smith J.; Okafor A."), vec!["Smith J.", "Okafor A."]);
-        assert_eq!(split_authors("Smith J., Okafor A."), vec!["Smith J.", "Okafor A."]);
+        assert_eq!(
+            split_authors("Smith J.; Okafor A."),
+            vec!["Smith J.", "Okafor A."]
+        );
+        assert_eq!(
+            split_authors("Smith J., Okafor A."),
+            vec!["Smith J.", "Okafor A."]
+        );
         assert_eq!(split_authors("Smith, J."), vec!["Smith, J."]);
-        assert_eq!(split_authors("N Ricard; P Kind"), vec!["N Ricard", "P Kind"]);
+        assert_eq!(
+            split_authors("N Ricard; P Kind"),
+            vec!["N Ricard", "P Kind"]
+        );
     }
 
     #[test]
     fn not_an_export_is_one_failed_row() {
-        let rows = read_export("x/notes.md", "notes.md", "md", b"# My notes\nnothing here\n");
+        let rows = read_export(
+            "x/notes.md",
+            "notes.md",
+            "md",
+            b"# My notes\nnothing here\n",
+        );
         assert_eq!(rows.len(), 1);
         assert_eq!(rows[0].status, Some(Status::Failed));
-        assert!(rows[0].note.as_deref().unwrap().contains("not a reference export"));
+        assert!(rows[0]
+            .note
+            .as_deref()
+            .unwrap()
+            .contains("not a reference export"));
         let rows = read_export("x/a.ris", "a.ris", "ris", b"");
         assert!(rows[0].note.as_deref().unwrap().contains("empty"));
         let rows = read_export("x/a.ris", "a.ris", "ris", b"TY  - JOUR\x00\x01\x02");
@@ -741,8 +821,14 @@ mod tests {
 
     #[test]
     fn bibtex_file_fields() {
-        assert_eq!(bibtex_file("Full Text:files/12/smith.pdf:application/pdf").as_deref(), Some("files/12/smith.pdf"));
-        assert_eq!(bibtex_file(":C\\:/papers/a.pdf:PDF").as_deref(), Some("C:/papers/a.pdf"));
+        assert_eq!(
+            bibtex_file("Full Text:files/12/smith.pdf:application/pdf").as_deref(),
+            Some("files/12/smith.pdf")
+        );
+        assert_eq!(
+            bibtex_file(":C\\:/papers/a.pdf:PDF").as_deref(),
+            Some("C:/papers/a.pdf")
+        );
         assert_eq!(bibtex_file("papers/a.pdf").as_deref(), Some("papers/a.pdf"));
     }
 }

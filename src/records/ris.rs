@@ -13,7 +13,10 @@ use super::{Raw, RawError, TagValue};
 /// Returns the tag and the value.
 fn ris_tag(line: &str) -> Option<(&str, &str)> {
     let b = line.as_bytes();
-    if b.len() < 4 || !b[0].is_ascii_uppercase() || !(b[1].is_ascii_uppercase() || b[1].is_ascii_digit()) {
+    if b.len() < 4
+        || !b[0].is_ascii_uppercase()
+        || !(b[1].is_ascii_uppercase() || b[1].is_ascii_digit())
+    {
         return None;
     }
     let rest = &line[2..];

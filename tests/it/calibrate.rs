@@ -29,7 +29,15 @@ fn col(b: &[RecordBatch], name: &str) -> Vec<String> {
         .flat_map(|b| {
             let c = cast(b.column_by_name(name).expect("column"), &DataType::Utf8).expect("cast");
             let c = c.as_string::<i32>().clone();
-            (0..c.len()).map(move |i| if c.is_null(i) { String::new() } else { c.value(i).to_string() }).collect::<Vec<_>>()
+            (0..c.len())
+                .map(move |i| {
+                    if c.is_null(i) {
+                        String::new()
+                    } else {
+                        c.value(i).to_string()
+                    }
+                })
+                .collect::<Vec<_>>()
         })
         .collect()
 }
@@ -40,11 +48,23 @@ async fn the_seed_calibration_example() {
     let check = dir.path().join("check.csv");
     let c = ctx(None);
     sql(&c, SCREENING).await.expect("screening");
-    let q = format!("SELECT * FROM reference_sample('s', 60, 'excluded', 1, '{}')", check.display());
+    let q = format!(
+        "SELECT * FROM reference_sample('s', 60, 'excluded', 1, '{}')",
+        check.display()
+    );
     let first = sql(&c, &q).await.expect("sample");
     // Seeded: the same sample again; every row from the excluded frame.
-    assert_eq!(col(&first, "source"), col(&sql(&c, &q).await.expect("again"), "source"));
-    assert_eq!(col(&first, "frame").iter().filter(|f| *f == "excluded").count(), 60);
+    assert_eq!(
+        col(&first, "source"),
+        col(&sql(&c, &q).await.expect("again"), "source")
+    );
+    assert_eq!(
+        col(&first, "frame")
+            .iter()
+            .filter(|f| *f == "excluded")
+            .count(),
+        60
+    );
     assert!(col(&first, "frame_size").iter().all(|n| n == "340"));
     // A person marks the last three eligible, as in the seed.
     fill(&check, |i, _| if i >= 57 { "include" } else { "exclude" });
@@ -63,18 +83,48 @@ async fn the_seed_calibration_example() {
          | correctly_excluded      | 95.0 | 86.3 | 98.3 | 60 |\n\
          +-------------------------+------+------+------+----+"
     );
-    let b = sql(&c, &format!("SELECT measure, value, detail FROM calibrate('s', '{}')", check.display())).await.expect("calibrate");
+    let b = sql(
+        &c,
+        &format!(
+            "SELECT measure, value, detail FROM calibrate('s', '{}')",
+            check.display()
+        ),
+    )
+    .await
+    .expect("calibrate");
     let (m, v, d) = (col(&b, "measure"), col(&b, "value"), col(&b, "detail"));
-    let row = |name: &str| m.iter().position(|x| x == name).unwrap_or_else(|| panic!("{name} in {m:?}"));
-    assert!(d[row("lost")].contains("about 17 eligible studies lost (6 to 47"), "{}", d[row("lost")]);
-    for refused in ["sensitivity_deployed", "sensitivity_strict", "specificity", "kappa"] {
+    let row = |name: &str| {
+        m.iter()
+            .position(|x| x == name)
+            .unwrap_or_else(|| panic!("{name} in {m:?}"))
+    };
+    assert!(
+        d[row("lost")].contains("about 17 eligible studies lost (6 to 47"),
+        "{}",
+        d[row("lost")]
+    );
+    for refused in [
+        "sensitivity_deployed",
+        "sensitivity_strict",
+        "specificity",
+        "kappa",
+    ] {
         assert_eq!(v[row(refused)], "", "{refused} has no value in this frame");
-        assert!(d[row(refused)].starts_with("refused: "), "{}", d[row(refused)]);
+        assert!(
+            d[row(refused)].starts_with("refused: "),
+            "{}",
+            d[row(refused)]
+        );
     }
     assert!(d[row("sensitivity_deployed")].contains("sampled from exclusions only"));
     assert_eq!(v[row("adequate")], "0.0");
     assert!(d[row("adequate")].contains("only 3 eligible studies"));
-    let listed: Vec<String> = m.iter().zip(&d).filter(|(m, _)| *m == "missed").map(|(_, d)| d.clone()).collect();
+    let listed: Vec<String> = m
+        .iter()
+        .zip(&d)
+        .filter(|(m, _)| *m == "missed")
+        .map(|(_, d)| d.clone())
+        .collect();
     assert_eq!(listed, missed);
     assert!(!m.iter().any(|x| x.contains("accuracy")));
 }
@@ -87,19 +137,36 @@ async fn a_sample_of_all_records_against_an_independent_computation() {
     let check = dir.path().join("all.csv");
     let c = ctx(None);
     sql(&c, SCREENING).await.expect("screening");
-    let sample = sql(&c, &format!("SELECT * FROM reference_sample('s', 100, 'all', 7, '{}')", check.display())).await.expect("sample");
+    let sample = sql(
+        &c,
+        &format!(
+            "SELECT * FROM reference_sample('s', 100, 'all', 7, '{}')",
+            check.display()
+        ),
+    )
+    .await
+    .expect("sample");
     let sources = col(&sample, "source");
     assert_eq!(sources.len(), 100);
     // The person: eligible are every 3rd record number among the included,
     // and records 300-340 and 405-412.
     let eligible = |s: &str| {
         let n: usize = s[3..6].parse().expect("number");
-        (341..=400).contains(&n) && n % 3 == 0 || (300..=340).contains(&n) || n >= 405
+        (341..=400).contains(&n) && n.is_multiple_of(3) || (300..=340).contains(&n) || n >= 405
     };
-    fill(&check, |_, s| if eligible(s) { "include" } else { "exclude" });
+    fill(
+        &check,
+        |_, s| if eligible(s) { "include" } else { "exclude" },
+    );
     let model = |s: &str| {
         let n: usize = s[3..6].parse().expect("number");
-        if n <= 340 { "exclude" } else if n <= 400 { "include" } else { "unclear" }
+        if n <= 340 {
+            "exclude"
+        } else if n <= 400 {
+            "include"
+        } else {
+            "unclear"
+        }
     };
     let pairs: Vec<(&str, bool)> = sources.iter().map(|s| (model(s), eligible(s))).collect();
     let count = |f: &dyn Fn(&(&str, bool)) -> bool| pairs.iter().filter(|p| f(p)).count() as f64;
@@ -124,24 +191,62 @@ async fn a_sample_of_all_records_against_an_independent_computation() {
         let h = z / den * (p * (1.0 - p) / n + z * z / (4.0 * n * n)).sqrt();
         (c - h, c + h)
     };
-    let b = sql(&c, &format!("SELECT measure, value, low, high FROM calibrate('s', '{}')", check.display())).await.expect("calibrate");
-    let (m, v, lo, hi) = (col(&b, "measure"), col(&b, "value"), col(&b, "low"), col(&b, "high"));
+    let b = sql(
+        &c,
+        &format!(
+            "SELECT measure, value, low, high FROM calibrate('s', '{}')",
+            check.display()
+        ),
+    )
+    .await
+    .expect("calibrate");
+    let (m, v, lo, hi) = (
+        col(&b, "measure"),
+        col(&b, "value"),
+        col(&b, "low"),
+        col(&b, "high"),
+    );
     let get = |name: &str| {
-        let i = m.iter().position(|x| x == name).unwrap_or_else(|| panic!("{name} in {m:?}"));
+        let i = m
+            .iter()
+            .position(|x| x == name)
+            .unwrap_or_else(|| panic!("{name} in {m:?}"));
         let f = |s: &String| s.parse::<f64>().ok();
         (f(&v[i]), f(&lo[i]), f(&hi[i]))
     };
     for (name, want, x, of) in [
-        ("sensitivity_deployed", sens_deployed, count(&|p| p.1 && p.0 != "exclude"), pos),
-        ("sensitivity_strict", sens_strict, count(&|p| p.1 && p.0 == "include"), pos),
-        ("specificity", spec, count(&|p| !p.1 && p.0 == "exclude"), neg),
+        (
+            "sensitivity_deployed",
+            sens_deployed,
+            count(&|p| p.1 && p.0 != "exclude"),
+            pos,
+        ),
+        (
+            "sensitivity_strict",
+            sens_strict,
+            count(&|p| p.1 && p.0 == "include"),
+            pos,
+        ),
+        (
+            "specificity",
+            spec,
+            count(&|p| !p.1 && p.0 == "exclude"),
+            neg,
+        ),
     ] {
         let (value, low, high) = get(name);
         let (wl, wh) = wilson(x, of);
         assert!((value.expect(name) - want).abs() < 1e-9, "{name}");
-        assert!((low.expect(name) - wl.max(0.0)).abs() < 1e-9 && (high.expect(name) - wh.min(1.0)).abs() < 1e-9, "{name}");
+        assert!(
+            (low.expect(name) - wl.max(0.0)).abs() < 1e-9
+                && (high.expect(name) - wh.min(1.0)).abs() < 1e-9,
+            "{name}"
+        );
     }
-    assert!(sens_strict < sens_deployed, "the sample must hold eligible unclear records");
+    assert!(
+        sens_strict < sens_deployed,
+        "the sample must hold eligible unclear records"
+    );
     let (k, _, _) = get("kappa");
     assert!((k.expect("kappa") - kappa).abs() < 1e-9, "{k:?} vs {kappa}");
 }
@@ -152,7 +257,23 @@ async fn an_unfilled_sample_is_refused_with_the_row() {
     let check = dir.path().join("check.csv");
     let c = ctx(None);
     sql(&c, SCREENING).await.expect("screening");
-    sql(&c, &format!("SELECT * FROM reference_sample('s', 5, 'stratified', 2, '{}')", check.display())).await.expect("sample");
-    let e = sql(&c, &format!("SELECT * FROM calibrate('s', '{}')", check.display())).await.expect_err("unfilled");
-    assert!(e.to_string().contains("line 2") && e.to_string().contains("human_decision is ''"), "{e}");
+    sql(
+        &c,
+        &format!(
+            "SELECT * FROM reference_sample('s', 5, 'stratified', 2, '{}')",
+            check.display()
+        ),
+    )
+    .await
+    .expect("sample");
+    let e = sql(
+        &c,
+        &format!("SELECT * FROM calibrate('s', '{}')", check.display()),
+    )
+    .await
+    .expect_err("unfilled");
+    assert!(
+        e.to_string().contains("line 2") && e.to_string().contains("human_decision is ''"),
+        "{e}"
+    );
 }

@@ -60,7 +60,10 @@ async fn the_seed_records_example() {
         ),
     )
     .await;
-    assert!(got.contains("| Cognitive load and retention | Cognitive Load and Retention. | doi"), "{got}");
+    assert!(
+        got.contains("| Cognitive load and retention | Cognitive Load and Retention. | doi"),
+        "{got}"
+    );
 }
 
 /// Every format, a malformed export, and what is not an export.
@@ -108,8 +111,18 @@ async fn every_format_and_the_broken_ones() {
         &format!("SELECT dedup_rule, file_path, authors FROM records('{src}') WHERE status = 'duplicate'"),
     )
     .await;
-    assert!(got.contains("| doi        | files/3/okafor.pdf | [Okafor, Ada, Smith, J.] |"), "{got}");
-    let got = table(&c, &format!("SELECT authors FROM records('{}')", q(&dir.path().join("scopus.csv").display().to_string()))).await;
+    assert!(
+        got.contains("| doi        | files/3/okafor.pdf | [Okafor, Ada, Smith, J.] |"),
+        "{got}"
+    );
+    let got = table(
+        &c,
+        &format!(
+            "SELECT authors FROM records('{}')",
+            q(&dir.path().join("scopus.csv").display().to_string())
+        ),
+    )
+    .await;
     assert!(got.contains("[Lee K., Park S.]"), "{got}");
 }
 
@@ -120,10 +133,19 @@ async fn unknown_tags_and_web_of_science() {
     let ris = root().join("tests/data/rispy/ris");
     let got = table(
         &c,
-        &format!("SELECT authors, extra['JP'] AS jp, extra['DC'] AS dc FROM records('{}')", q(&ris.join("example_multi_unknown_tags.ris").display().to_string())),
+        &format!(
+            "SELECT authors, extra['JP'] AS jp, extra['DC'] AS dc FROM records('{}')",
+            q(&ris
+                .join("example_multi_unknown_tags.ris")
+                .display()
+                .to_string())
+        ),
     )
     .await;
-    assert!(got.contains("| [Shannon,Claude E.] | [CRISPR] | [Direct Current] |"), "{got}");
+    assert!(
+        got.contains("| [Shannon,Claude E.] | [CRISPR] | [Direct Current] |"),
+        "{got}"
+    );
     let got = table(
         &c,
         &format!("SELECT format, database, count(*) AS n, count(doi) AS dois FROM records('{}') GROUP BY format, database", q(&ris.join("example_wos.ris").display().to_string())),

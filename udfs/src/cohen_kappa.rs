@@ -103,7 +103,11 @@ impl AggregateUDFImpl for CohenKappa {
         Ok(vec![
             Arc::new(Field::new("a", DataType::List(item(DataType::Utf8)), true)),
             Arc::new(Field::new("b", DataType::List(item(DataType::Utf8)), true)),
-            Arc::new(Field::new("n", DataType::List(item(DataType::Float64)), true)),
+            Arc::new(Field::new(
+                "n",
+                DataType::List(item(DataType::Float64)),
+                true,
+            )),
         ])
     }
 }
@@ -204,7 +208,13 @@ mod tests {
         v.as_array()
             .unwrap()
             .iter()
-            .map(|r| r.as_array().unwrap().iter().map(|c| c.as_f64().unwrap()).collect())
+            .map(|r| {
+                r.as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|c| c.as_f64().unwrap())
+                    .collect()
+            })
             .collect()
     }
 
@@ -215,7 +225,10 @@ mod tests {
         let f = fixture("stats/proportion_ci_and_kappa_reference.json");
         let sas = &f["cohens_kappa_SAS"];
         let k = kappa(&table_of(&sas["table"])).unwrap();
-        assert!((k - sas["unweighted"]["kappa"].as_f64().unwrap()).abs() < 5e-5, "{k}");
+        assert!(
+            (k - sas["unweighted"]["kappa"].as_f64().unwrap()).abs() < 5e-5,
+            "{k}"
+        );
         let sm = &f["cohens_kappa_statsmodels"];
         let want = sm["table10_unweighted"]["kappa"].as_f64().unwrap();
         assert!((k - want).abs() < 1e-6, "{k} vs {want}");
@@ -236,7 +249,10 @@ mod tests {
                 })
                 .collect();
             let got = kappa_of_pairs(pairs.iter().map(|(a, b)| (a.as_str(), b.as_str()))).unwrap();
-            assert!((got - want).abs() < 1e-6, "{table:?} as pairs: {got} vs {want}");
+            assert!(
+                (got - want).abs() < 1e-6,
+                "{table:?} as pairs: {got} vs {want}"
+            );
             checked += 1;
         }
         assert!(checked >= 4);

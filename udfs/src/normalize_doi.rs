@@ -62,10 +62,7 @@ pub fn normalize_doi(text: &str) -> Option<String> {
         .collect();
     // Trailing punctuation belongs to the sentence, not the DOI; a closing
     // bracket stays when the DOI opens it (10.1016/s0140-6736(20)30183-5).
-    loop {
-        let Some(last) = doi.chars().last() else {
-            break;
-        };
+    while let Some(last) = doi.chars().last() {
         let cut = match last {
             '.' | ',' | ';' | ':' | '"' | '\'' | '>' => true,
             ')' => doi.matches('(').count() < doi.matches(')').count(),
@@ -172,14 +169,23 @@ mod tests {
             Some("10.1016/s0140-6736(20)30183-5")
         );
         assert_eq!(
-            n("10.1002/(SICI)1097-0258(19980815/30)17:15/16<1661::AID-SIM968>3.0.CO;2-2").as_deref(),
+            n("10.1002/(SICI)1097-0258(19980815/30)17:15/16<1661::AID-SIM968>3.0.CO;2-2")
+                .as_deref(),
             Some("10.1002/(sici)1097-0258(19980815/30)17:15/16<1661::aid-sim968>3.0.co;2-2")
         );
     }
 
     #[test]
     fn text_without_a_doi_is_none() {
-        for s in ["", "n/a", "10.5", "110.1037/x", "10.12/abc", "10.1037/", "pmid 123456"] {
+        for s in [
+            "",
+            "n/a",
+            "10.5",
+            "110.1037/x",
+            "10.12/abc",
+            "10.1037/",
+            "pmid 123456",
+        ] {
             assert_eq!(n(s), None, "{s}");
         }
     }

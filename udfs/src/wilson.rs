@@ -16,7 +16,8 @@ use datafusion::logical_expr::{
 };
 
 /// The standard normal quantile (Wichura's algorithm AS 241, PPND16:
-/// about 16 digits).
+/// about 16 digits). The coefficients are as published.
+#[allow(clippy::excessive_precision)]
 pub fn normal_quantile(p: f64) -> f64 {
     if p <= 0.0 {
         return f64::NEG_INFINITY;
@@ -28,24 +29,24 @@ pub fn normal_quantile(p: f64) -> f64 {
     if q.abs() <= 0.425 {
         let r = 0.180625 - q * q;
         return q
-            * (((((((2509.080_928_730_122_7 * r + 33430.575_583_588_128) * r
-                + 67265.770_927_008_7)
+            * (((((((2_509.080_928_730_122_7 * r + 33_430.575_583_588_128) * r
+                + 67_265.770_927_008_7)
                 * r
-                + 45921.953_931_549_87)
+                + 45_921.953_931_549_87)
                 * r
-                + 13731.693_765_509_461)
+                + 13_731.693_765_509_461)
                 * r
-                + 1971.590_950_306_551_3)
+                + 1_971.590_950_306_551_3)
                 * r
                 + 133.141_667_891_784_38)
                 * r
                 + 3.387_132_872_796_366_5)
-            / (((((((5226.495_278_852_545 * r + 28729.085_735_721_943) * r
-                + 39307.895_800_092_71)
+            / (((((((5_226.495_278_852_545 * r + 28_729.085_735_721_943) * r
+                + 39_307.895_800_092_71)
                 * r
-                + 21213.794_301_586_597)
+                + 21_213.794_301_586_597)
                 * r
-                + 5394.196_021_424_751)
+                + 5_394.196_021_424_751)
                 * r
                 + 687.187_007_492_057_9)
                 * r
@@ -125,7 +126,8 @@ pub fn normal_quantile(p: f64) -> f64 {
 /// assert_eq!((format!("{lo:.3}"), format!("{hi:.3}")), ("0.017".into(), "0.137".into()));
 /// ```
 pub fn wilson(x: f64, n: f64, confidence: f64) -> Option<(f64, f64)> {
-    if !(n > 0.0) || !(0.0..=n).contains(&x) || !(confidence > 0.0 && confidence < 1.0) {
+    let valid = n > 0.0 && (0.0..=n).contains(&x) && confidence > 0.0 && confidence < 1.0;
+    if !valid {
         return None;
     }
     let z = normal_quantile(1.0 - (1.0 - confidence) / 2.0);
@@ -135,8 +137,16 @@ pub fn wilson(x: f64, n: f64, confidence: f64) -> Option<(f64, f64)> {
     let centre = (p + z2 / (2.0 * n)) / denom;
     let half = z / denom * (p * (1.0 - p) / n + z2 / (4.0 * n * n)).sqrt();
     // At the ends the bound is exact, not a rounding away from it.
-    let lo = if x == 0.0 { 0.0 } else { (centre - half).max(0.0) };
-    let hi = if x == n { 1.0 } else { (centre + half).min(1.0) };
+    let lo = if x == 0.0 {
+        0.0
+    } else {
+        (centre - half).max(0.0)
+    };
+    let hi = if x == n {
+        1.0
+    } else {
+        (centre + half).min(1.0)
+    };
     Some((lo, hi))
 }
 
@@ -212,9 +222,12 @@ impl ScalarUDFImpl for WilsonBound {
             }
             let c = conf.as_ref().map_or(0.95, |c| c.value(i));
             if !(c > 0.0 && c < 1.0) {
-                return exec_err!("{name}: confidence must be between 0 and 1 (0.95 for 95%), got {c}");
+                return exec_err!(
+                    "{name}: confidence must be between 0 and 1 (0.95 for 95%), got {c}"
+                );
             }
-            let bound = wilson(x.value(i), n.value(i), c).map(|(lo, hi)| if self.upper { hi } else { lo });
+            let bound =
+                wilson(x.value(i), n.value(i), c).map(|(lo, hi)| if self.upper { hi } else { lo });
             out.append_option(bound);
         }
         let arr: ArrayRef = Arc::new(out.finish());
@@ -254,8 +267,14 @@ mod tests {
             let (lo, hi) = wilson(x, n, 0.95).unwrap();
             let want_lo = case["ci_low"][w].as_f64().unwrap();
             let want_hi = case["ci_upp"][w].as_f64().unwrap();
-            assert!((lo - want_lo).abs() < 1e-6, "x={x} n={n}: {lo} vs R {want_lo}");
-            assert!((hi - want_hi).abs() < 1e-6, "x={x} n={n}: {hi} vs R {want_hi}");
+            assert!(
+                (lo - want_lo).abs() < 1e-6,
+                "x={x} n={n}: {lo} vs R {want_lo}"
+            );
+            assert!(
+                (hi - want_hi).abs() < 1e-6,
+                "x={x} n={n}: {hi} vs R {want_hi}"
+            );
             checked += 1;
         }
         for case in f["statsmodels_proportion_confint"]["results"]["wilson"]
