@@ -51,8 +51,8 @@ impl ExtractFn {
             Kind::Extract => "extract(src, protocol [, 'included'])",
             Kind::Evidence => "evidence(src, protocol [, 'included'])",
             Kind::Sql => "extract_sql(src, protocol [, 'included'])",
-            Kind::Screen => "screen(src, protocol)",
-            Kind::ScreenSql => "screen_sql(src, protocol)",
+            Kind::Screen => "screen(src, protocol [, 'records, files=FOLDER'])",
+            Kind::ScreenSql => "screen_sql(src, protocol [, 'records, files=FOLDER'])",
         }
     }
 }
@@ -61,25 +61,34 @@ impl TableFunctionImpl for ExtractFn {
     fn call_with_args(&self, args: TableFunctionArgs) -> Result<Arc<dyn TableProvider>> {
         let usage = self.usage();
         let vals = literal_args(&args)?;
-        let max_args = if matches!(self.kind, Kind::Extract | Kind::Evidence | Kind::Sql) {
-            3
-        } else {
-            2
-        };
-        if vals.len() < 2 || vals.len() > max_args {
+        let screening = matches!(self.kind, Kind::Screen | Kind::ScreenSql);
+        if vals.len() < 2 || vals.len() > 3 {
             return plan_err!(
                 "{usage}: takes a source and a protocol file{}, got {} argument(s)",
-                if max_args == 3 {
-                    " (and optionally 'included')"
+                if screening {
+                    " (and optionally 'records, files=FOLDER')"
                 } else {
-                    ""
+                    " (and optionally 'included')"
                 },
                 vals.len()
             );
         }
-        let scope = match str_arg(&vals, 2, usage, "the scope")?.as_deref() {
+        let third = str_arg(&vals, 2, usage, "the third argument")?;
+        let mut records = None;
+        let scope = match third.as_deref().map(str::trim) {
             None | Some("all") => Scope::All,
-            Some("included") => Scope::Included,
+            Some("included") if !screening => Scope::Included,
+            Some(r) if screening && (r == "records" || r.starts_with("records,") || r.starts_with("records;")) => {
+                let rest = r["records".len()..].trim_start_matches([',', ';']);
+                let raw = super::parse_options(rest, usage, super::records::OPTIONS)?;
+                records = Some(raw);
+                Scope::All
+            }
+            Some(other) if screening => {
+                return plan_err!(
+                    "{usage}: the third argument is 'records' (the source is reference-manager exports), with records' options ('records, files=FOLDER'), got '{other}'"
+                )
+            }
             Some(other) => {
                 return plan_err!(
                     "{usage}: the third argument is 'included' (only what the protocol's screening includes) or 'all', got '{other}'"
@@ -93,7 +102,6 @@ impl TableFunctionImpl for ExtractFn {
             return plan_err!("{usage}: the protocol is missing");
         };
         let protocol = Protocol::load(Path::new(&path)).or_else(|e| plan_err!("{usage}: {e}"))?;
-        let screening = matches!(self.kind, Kind::Screen | Kind::ScreenSql);
         if screening && protocol.inclusion.is_empty() && protocol.exclusion.is_empty() {
             return plan_err!(
                 "{usage}: the protocol {path} has no inclusion or exclusion criteria to screen by"
@@ -127,7 +135,16 @@ impl TableFunctionImpl for ExtractFn {
             return plan_err!("{usage}: needs a quarry session");
         };
         let runtime = state.config().get_extension::<Runtime>();
-        let run = self.run(&src, &protocol, scope, runtime.as_deref());
+        let mut run = self.run(&src, &protocol, scope, runtime.as_deref());
+        if let Some(raw) = records {
+            let exports = super::source_arg(&vals, usage)?;
+            run.records = Some(super::records::record_source_from(exports, &raw, usage)?);
+            // Which files records are read from decides the rows too.
+            let opts: Vec<String> = raw.iter().map(|(k, v)| format!("{k}={v}")).collect();
+            run.salt = hex::encode(<sha2::Sha256 as sha2::Digest>::digest(
+                format!("{}|records|{}", run.salt, opts.join(",")).as_bytes(),
+            ));
+        }
         run_table(state, run).map_err(|e| e.context(usage))
     }
 }
@@ -227,6 +244,7 @@ impl ExtractFn {
             want: usize::from(self.kind == Kind::Evidence),
             env: self.env.clone(),
             retry_failed: rt.is_some_and(Runtime::retry_failed),
+            records: None,
         }
     }
 }

@@ -1,8 +1,9 @@
 //! `flow(exports [, options])` and `flow_sql(exports [, options])`: the
 //! PRISMA 2020 flow of a review's records, from `sql/flow.sql` over
 //! `records(exports, options)`. Options are `records`' (`files=`,
-//! `recursive=`) and `search=FILE.toml`, the search description that
-//! travels with the flow:
+//! `recursive=`), `protocol=FILE` (the records are screened by it, and the
+//! flow counts what the screening excluded and included), and
+//! `search=FILE.toml`, the search description that travels with the flow:
 //!
 //! ```toml
 //! dates = "2026-02-14"
@@ -30,7 +31,8 @@ use crate::review::{split_stages, sql_text};
 /// The template.
 pub const FLOW_SQL: &str = include_str!("../../sql/flow.sql");
 
-const USAGE: &str = "flow(exports [, 'files=FOLDER, search=search.toml, recursive=false'])";
+const USAGE: &str =
+    "flow(exports [, 'files=FOLDER, search=search.toml, protocol=protocol.toml, recursive=false'])";
 
 /// A search description (what PRISMA asks a review to report of its search).
 #[derive(Debug, Default, serde::Deserialize)]
@@ -86,8 +88,23 @@ impl Search {
     }
 }
 
-/// The rendered flow SQL.
-pub fn render_flow(exports: &str, records_opts: &str, search: Option<&Search>) -> String {
+/// The rendered flow SQL; with a protocol, the records' screening counts
+/// too (without one the screening stages count nothing).
+pub fn render_flow(
+    exports: &str,
+    records_opts: &str,
+    search: Option<&Search>,
+    protocol: Option<&str>,
+) -> String {
+    let screening = match protocol {
+        Some(p) => format!(
+            "SELECT source AS record_id, decision, criterion, status AS screen_status FROM screen('{}', '{}', '{}')",
+            sql_text(exports),
+            sql_text(p),
+            sql_text(&format!("records, {records_opts}"))
+        ),
+        None => "SELECT CAST(NULL AS VARCHAR) AS record_id, CAST(NULL AS VARCHAR) AS decision, CAST(NULL AS VARCHAR) AS criterion, CAST(NULL AS VARCHAR) AS screen_status WHERE false".into(),
+    };
     FLOW_SQL
         .replace(
             "{{records}}",
@@ -96,6 +113,11 @@ pub fn render_flow(exports: &str, records_opts: &str, search: Option<&Search>) -
                 sql_text(exports),
                 sql_text(records_opts)
             ),
+        )
+        .replace("{{screening}}", &screening)
+        .replace(
+            "{{has_screening}}",
+            if protocol.is_some() { "true" } else { "false" },
         )
         .replace(
             "{{search_rows}}",
@@ -120,7 +142,7 @@ impl TableFunctionImpl for Flow {
             return plan_err!("{USAGE}: the exports are missing");
         };
         let mut allowed: Vec<&str> = RECORD_OPTIONS.to_vec();
-        allowed.push("search");
+        allowed.extend(["search", "protocol"]);
         let raw = parse_options(
             &str_arg(&vals, 1, USAGE, "options")?.unwrap_or_default(),
             USAGE,
@@ -132,10 +154,15 @@ impl TableFunctionImpl for Flow {
         };
         let records_opts: Vec<String> = raw
             .iter()
-            .filter(|(k, _)| k.as_str() != "search")
+            .filter(|(k, _)| !matches!(k.as_str(), "search" | "protocol"))
             .map(|(k, v)| format!("{k}={v}"))
             .collect();
-        let sql = render_flow(&exports, &records_opts.join(", "), search.as_ref());
+        let sql = render_flow(
+            &exports,
+            &records_opts.join(", "),
+            search.as_ref(),
+            raw.get("protocol").map(String::as_str),
+        );
         if self.sql {
             let batch = datafusion::arrow::array::RecordBatch::try_from_iter(vec![(
                 "sql",

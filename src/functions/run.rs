@@ -116,6 +116,22 @@ pub struct Run {
     pub plan: Plan,
     /// Documents per window.
     pub window: usize,
+    /// The source is reference-manager exports: the run reads their
+    /// records (the matched file, else title and abstract) instead of
+    /// listing the source's files.
+    pub records: Option<crate::records::corpus::RecordSource>,
+}
+
+/// The documents a run reads, in order.
+fn run_documents(
+    run: &Run,
+    source: Arc<Source>,
+    opts: crate::corpus::CorpusOptions,
+) -> futures::stream::BoxStream<'static, crate::error::Result<Document>> {
+    match &run.records {
+        Some(r) => r.screening_documents(run.env.store.clone(), opts.ingest),
+        None => crate::corpus::documents(source, run.env.store.clone(), opts, false),
+    }
 }
 
 /// With a run ceiling set (`max_total_calls`, `max_total_usd`), the whole
@@ -141,7 +157,7 @@ async fn check_plan(
     if let Some((spec, _)) = &mut tokenizer_spec {
         spec.tokenizer = opts.ingest.tokenizer;
     }
-    let docs = crate::corpus::documents(source, run.env.store.clone(), opts, false);
+    let docs = run_documents(run, source, opts);
     let counts = docs
         .map(|d| {
             let spec = tokenizer_spec.clone();
@@ -310,7 +326,7 @@ impl PartitionStream for RunPartition {
             // The progress line counts documents of the listing's total
             // (listed once more, only for a terminal).
             let total = match &rt {
-                Some(rt) if rt.shows_progress() => source
+                Some(rt) if rt.shows_progress() && run.records.is_none() => source
                     .entries(opts.recursive)
                     .await
                     .ok()
@@ -318,7 +334,7 @@ impl PartitionStream for RunPartition {
                 _ => None,
             };
             let ingest = opts.ingest.clone();
-            let docs = crate::corpus::documents(source.clone(), run.env.store.clone(), opts, false);
+            let docs = run_documents(&run, source.clone(), opts);
             Ok::<_, DataFusionError>(
                 docs.chunks(run.window.max(1))
                     .map(move |w| {

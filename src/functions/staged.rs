@@ -57,7 +57,10 @@ pub(crate) fn private_state(
         .catalog(&cat)
         .and_then(|c| c.schema(&sch))
     {
-        if let Ok(Some(t)) = futures::executor::block_on(s.table("calls")) {
+        // The session's schema answers at once; polling once needs no
+        // executor, so this works inside another plan's (flow's stages plan
+        // a screening).
+        if let Some(Ok(Some(t))) = futures::FutureExt::now_or_never(s.table("calls")) {
             schema.register_table("calls".into(), t)?;
         }
     }
@@ -106,6 +109,20 @@ pub(crate) async fn logical(state: &SessionState, sql: &str) -> Result<LogicalPl
     on_big_stack(move || futures::executor::block_on(state.create_logical_plan(&sql))).await
 }
 
+/// The logical plan of `sql`, from synchronous code (a table function
+/// being planned): a thread of its own plans it, so a plan within a plan
+/// (a stage that calls `screen(...)`) never nests one executor in another.
+pub(crate) fn logical_blocking(state: &SessionState, sql: &str) -> Result<LogicalPlan> {
+    let (state, sql) = (state.clone(), sql.to_string());
+    std::thread::Builder::new()
+        .name("quarry-plan".into())
+        .stack_size(PLAN_STACK)
+        .spawn(move || futures::executor::block_on(state.create_logical_plan(&sql)))
+        .map_err(|e| DataFusionError::Execution(format!("cannot start planning: {e}")))?
+        .join()
+        .map_err(|_| DataFusionError::Execution("planning the rendered SQL stopped".into()))?
+}
+
 /// The physical plan of `sql`.
 pub(crate) async fn physical(state: &SessionState, sql: &str) -> Result<Arc<dyn ExecutionPlan>> {
     let plan = logical(state, sql).await?;
@@ -122,8 +139,7 @@ pub(crate) fn plan_stages(
 ) -> Result<Vec<SchemaRef>> {
     let (state, tables) = private_state(base, None)?;
     for (name, sql) in &stages.stages {
-        let plan = futures::executor::block_on(logical(&state, sql))
-            .map_err(|e| e.context(format!("stage {name}")))?;
+        let plan = logical_blocking(&state, sql).map_err(|e| e.context(format!("stage {name}")))?;
         let schema: SchemaRef = Arc::new(plan.schema().as_arrow().clone());
         tables.register_table(
             name.clone(),
@@ -133,7 +149,7 @@ pub(crate) fn plan_stages(
     outputs
         .iter()
         .map(|sql| {
-            let plan = futures::executor::block_on(logical(&state, sql))?;
+            let plan = logical_blocking(&state, sql)?;
             Ok(Arc::new(plan.schema().as_arrow().clone()) as SchemaRef)
         })
         .collect()

@@ -218,3 +218,139 @@ impl RecordSource {
             .boxed()
     }
 }
+
+/// The text a record is screened on when it has no file: its title and
+/// abstract.
+fn title_and_abstract(r: &Record) -> Option<crate::ingest::Extracted> {
+    use crate::ingest::{BlockKind, Extracted, RawBlock};
+    let abstract_text = r
+        .abstract_text
+        .as_deref()
+        .filter(|a| !a.trim().is_empty())?;
+    let mut blocks = Vec::new();
+    if let Some(t) = r.title.as_deref().filter(|t| !t.trim().is_empty()) {
+        blocks.push(RawBlock::new(BlockKind::Heading, t.trim().to_string()));
+    }
+    blocks.push(RawBlock::new(
+        BlockKind::Paragraph,
+        abstract_text.trim().to_string(),
+    ));
+    Some(Extracted {
+        blocks,
+        extractor: RECORD_EXTRACTOR,
+        ..Default::default()
+    })
+}
+
+/// The extractor name of a record's title and abstract.
+pub const RECORD_EXTRACTOR: &str = "record";
+
+impl RecordSource {
+    /// The documents a screening of these records reads, one per record
+    /// that is neither a duplicate nor a failed row, each with the record's
+    /// id as its `source`: the matched file, else the title and abstract,
+    /// else a `no_text` document saying there is nothing to screen on. Two
+    /// records whose texts are the same are one document (the second a
+    /// duplicate), as in a corpus.
+    pub fn screening_documents(
+        &self,
+        store: Option<crate::store::Store>,
+        spec: crate::ingest::IngestSpec,
+    ) -> BoxStream<'static, Result<crate::ingest::Document>> {
+        use crate::ingest::{finish, Document, Status as DocStatus};
+        let this = self.clone();
+        stream::once(async move {
+            let settled = Arc::new(this.settle().await?);
+            let exports: std::collections::HashMap<String, Entry> = settled
+                .exports
+                .iter()
+                .map(|e| (e.source.clone(), e.clone()))
+                .collect();
+            let files = this.files.clone();
+            let rows = this.rows(settled.clone());
+            let docs = rows
+                .map(move |batch| -> BoxStream<'static, Result<Document>> {
+                    let batch = match batch {
+                        Ok(b) => b,
+                        Err(e) => return stream::iter(vec![Err(e)]).boxed(),
+                    };
+                    let wanted: Vec<(Record, Outcome)> = batch
+                        .into_iter()
+                        .filter(|(r, _)| r.status == Some(Status::Ok))
+                        .collect();
+                    let (settled, exports, files, store, spec) =
+                        (settled.clone(), exports.clone(), files.clone(), store.clone(), spec.clone());
+                    stream::iter(wanted)
+                        .map(move |(r, o)| {
+                            let (settled, exports, files, store, spec) =
+                                (settled.clone(), exports.clone(), files.clone(), store.clone(), spec.clone());
+                            async move {
+                                let mut doc = match (o.matched, &files) {
+                                    (Some((f, _)), Some(src)) => {
+                                        let entry = settled.files[f].1.clone();
+                                        crate::corpus::read_entry(src, store.as_ref(), entry, &spec).await
+                                    }
+                                    _ => {
+                                        let export = exports.get(&r.export).cloned().unwrap_or_else(|| {
+                                            Entry::local(std::path::Path::new(&r.export), 0)
+                                        });
+                                        let mut entry = export.clone();
+                                        entry.uri = format!("record:{}#{}", export.uri, r.record_id);
+                                        entry.ext = RECORD_EXTRACTOR.into();
+                                        match title_and_abstract(&r) {
+                                            Some(x) => {
+                                                let spec = spec.clone();
+                                                tokio::task::spawn_blocking(move || finish(entry, x, &spec))
+                                                    .await
+                                                    .map_err(|e| QuarryError::Invalid(format!("reading a record stopped: {e}")))?
+                                            }
+                                            None => Document::empty(
+                                                entry,
+                                                DocStatus::NoText,
+                                                Some(RECORD_EXTRACTOR),
+                                                Some(if files.is_some() {
+                                                    "nothing to screen on: the record has no abstract and no file matched it; screen it by hand, or add its full text to the files folder".to_string()
+                                                } else {
+                                                    "nothing to screen on: the record has no abstract, and no files= folder was given to find its full text".to_string()
+                                                }),
+                                            ),
+                                        }
+                                    }
+                                };
+                                doc.entry.source = r.record_id.clone();
+                                Ok(doc)
+                            }
+                        })
+                        .buffered(4)
+                        .boxed()
+                })
+                .flatten()
+                .scan(std::collections::HashMap::<String, String>::new(), |seen, doc: Result<Document>| {
+                    let doc = doc.map(|mut d| {
+                        if d.status == DocStatus::Ok {
+                            if let Some(id) = &d.document_id {
+                                match seen.get(id) {
+                                    Some(first) => {
+                                        d.status = DocStatus::Duplicate;
+                                        d.duplicate_of = Some(first.clone());
+                                    }
+                                    None => {
+                                        seen.insert(id.clone(), d.entry.source.clone());
+                                    }
+                                }
+                            }
+                        }
+                        d
+                    });
+                    futures::future::ready(Some(doc))
+                });
+            Ok::<_, QuarryError>(docs)
+        })
+        .map(|r| match r {
+            Ok(s) => s.boxed(),
+            Err(e) => stream::iter(vec![Err(e)]).boxed(),
+        })
+        .flatten()
+        .boxed()
+    }
+}

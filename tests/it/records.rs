@@ -153,3 +153,134 @@ async fn unknown_tags_and_web_of_science() {
     .await;
     assert!(got.contains("| wos    | Web of Science | 2 |"), "{got}");
 }
+
+const REVIEW_PROTOCOL: &str = r#"
+name = "spacing"
+inclusion = ["a randomised trial of spaced practice"]
+exclusion = ["not a trial"]
+"#;
+
+/// A small review: a record with a file, one screened on its abstract, one
+/// with nothing to screen on, and a duplicate.
+fn review(dir: &std::path::Path) -> (String, String, String) {
+    let ex = dir.join("exports");
+    let files = dir.join("files");
+    std::fs::create_dir_all(&ex).expect("exports");
+    std::fs::create_dir_all(&files).expect("files");
+    std::fs::write(
+        ex.join("a.ris"),
+        "TY  - JOUR\nTI  - A randomised trial of spacing\nAU  - Smith, J.\nPY  - 2019\nDO  - 10.1000/spacing\nAB  - We randomised 120 pupils.\nER  - \n\
+         TY  - JOUR\nTI  - A survey of teachers about homework\nAU  - Lee, K.\nPY  - 2020\nAB  - We surveyed 300 teachers.\nER  - \n\
+         TY  - JOUR\nTI  - Retention after a long delay: a trial\nAU  - Park, S.\nPY  - 2021\nER  - \n",
+    )
+    .expect("a.ris");
+    std::fs::write(
+        ex.join("b.nbib"),
+        "PMID- 123\nTI  - A randomised trial of spacing.\nAU  - Smith J\nDP  - 2019\nLID - 10.1000/SPACING [doi]\n",
+    )
+    .expect("b.nbib");
+    std::fs::write(
+        files.join("smith2019.txt"),
+        "A randomised trial of spacing in 120 pupils. Spaced practice improved retention at one month.\n",
+    )
+    .expect("file");
+    let proto = dir.join("protocol.toml");
+    std::fs::write(&proto, REVIEW_PROTOCOL).expect("protocol");
+    (
+        q(&format!("{}/", ex.display())),
+        q(&format!("{}/", files.display())),
+        q(&proto.display().to_string()),
+    )
+}
+
+/// `screen` over records, against a scripted server over real HTTP: the
+/// matched file is screened on its text, the other on its title and
+/// abstract, the record with neither is unclear without a request, the
+/// duplicate is not screened; the flow counts the screening's decisions.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn screening_records_on_files_and_abstracts() {
+    use quarry::model::test_server::{Action, Rule, TestServer};
+    let reply = |d: &str, crit: Option<&str>, quote: &str| {
+        Action::Reply(serde_json::json!({"decision": d, "reason": "as stated", "criterion": crit, "quote": quote}).to_string())
+    };
+    let srv = TestServer::start(
+        vec![
+            Rule {
+                needle: "Spaced practice improved retention".into(),
+                actions: vec![reply(
+                    "include",
+                    Some("I1"),
+                    "A randomised trial of spacing in 120 pupils.",
+                )],
+            },
+            Rule {
+                needle: "We surveyed 300 teachers".into(),
+                actions: vec![reply("exclude", Some("E1"), "We surveyed 300 teachers.")],
+            },
+        ],
+        std::time::Duration::ZERO,
+    )
+    .await
+    .expect("server");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (ex, files, proto) = review(dir.path());
+    let cfg = format!(
+        "[model]\nname = \"gpt-4o-mini\"\n[endpoints.default]\nbase_url = \"{}\"\nbackoff_initial_ms = 5\n",
+        srv.base_url()
+    );
+    let c = quarry::model::test_server::session_in(dir.path(), &cfg).expect("session");
+    let got = table(
+        &c,
+        &format!(
+            "SELECT r.title, r.matched_source IS NOT NULL AS has_file, s.decision, s.criterion, s.verified, s.status, substr(s.reason, 1, 40) AS reason FROM screen('{ex}', '{proto}', 'records, files={files}') s JOIN records('{ex}', 'files={files}') r ON r.record_id = s.source ORDER BY r.title"
+        ),
+    )
+    .await;
+    assert_eq!(
+        got,
+        "+---------------------------------------+----------+----------+-----------+----------+--------+------------------------------------------+\n\
+         | title                                 | has_file | decision | criterion | verified | status | reason                                   |\n\
+         +---------------------------------------+----------+----------+-----------+----------+--------+------------------------------------------+\n\
+         | A randomised trial of spacing         | true     | include  | I1        | true     | ok     | as stated                                |\n\
+         | A survey of teachers about homework   | false    | exclude  | E1        | true     | ok     | as stated                                |\n\
+         | Retention after a long delay: a trial | false    | unclear  |           | false    | ok     | nothing to screen on: the record has no  |\n\
+         +---------------------------------------+----------+----------+-----------+----------+--------+------------------------------------------+"
+    );
+    // Two requests: the record with nothing to read asked nothing; the
+    // duplicate was not screened.
+    assert_eq!(srv.count(), 2);
+    let bodies: Vec<String> = srv.requests().iter().map(|r| r.body.to_string()).collect();
+    assert!(
+        bodies
+            .iter()
+            .any(|b| b.contains("A survey of teachers about homework")
+                && b.contains("We surveyed 300 teachers")),
+        "title and abstract sent"
+    );
+    let got = table(
+        &c,
+        &format!("SELECT stage, database, n FROM flow('{ex}', 'files={files}, protocol={proto}') WHERE stage <> 'identified' OR database IS NULL"),
+    )
+    .await;
+    assert_eq!(
+        got,
+        "+--------------------+----------+---+\n\
+         | stage              | database | n |\n\
+         +--------------------+----------+---+\n\
+         | identified         |          | 4 |\n\
+         | unreadable         |          | 0 |\n\
+         | duplicates_removed |          | 1 |\n\
+         | screened           |          | 3 |\n\
+         | excluded           | E1       | 1 |\n\
+         | excluded           |          | 1 |\n\
+         | sought             |          | 2 |\n\
+         | not_retrieved      |          | 1 |\n\
+         | assessed           |          | 1 |\n\
+         | reports_excluded   |          | 0 |\n\
+         | awaiting           |          | 0 |\n\
+         | included           |          | 1 |\n\
+         +--------------------+----------+---+"
+    );
+    // Everything the flow needed came from the store: no request again.
+    assert_eq!(srv.count(), 2);
+}
