@@ -376,6 +376,16 @@ fn to_record(raw: &Raw, format: Format, database: &str) -> Record {
             if let Some(db) = pick(&["DB"]) {
                 r.database = db;
             }
+            // A MEDLINE record's accession number is its PubMed id (Ovid, EBSCO).
+            if r.pmid.is_none() {
+                let medline = ["DB", "DP"].iter().filter_map(|t| pick(&[t])).any(|d| {
+                    let d = d.to_ascii_lowercase();
+                    d.contains("medline") || d.contains("pubmed")
+                });
+                r.pmid = pick(&["AN"]).filter(|a| {
+                    medline && (1..=9).contains(&a.len()) && a.bytes().all(|b| b.is_ascii_digit())
+                });
+            }
         }
         Format::Wos => {
             used.extend([

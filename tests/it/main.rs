@@ -4,6 +4,7 @@
 
 mod calibrate;
 mod cli;
+mod cohen;
 mod cohort;
 mod common;
 mod corpus;
