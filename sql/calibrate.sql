@@ -7,9 +7,13 @@
 -- and the reason. Accuracy is never reported: at a realistic inclusion
 -- rate, excluding everything is 95% accurate. `unclear` is a deferral (a
 -- person reads it), so sensitivity is given as deployed (unclear counts
--- as kept) and strict (unclear counts as missed).
+-- as kept) and strict (unclear counts as missed). A stratified sample (the
+-- excluded and the included, and the unclear when there are any, each
+-- sampled as its own frame) also gives those rates for the whole screening,
+-- each stratum weighted by its size: a point estimate, with no Wilson
+-- interval (it is not a binomial proportion).
 -- @stage f
-SELECT frame, max(frame_size) AS frame_size, count(*) AS n,
+SELECT frame, max(frame_size) AS frame_size, max(screened) AS screened, count(*) AS n,
        count(*) FILTER (WHERE human = 'include') AS eligible,
        count(*) FILTER (WHERE human = 'include' AND decision <> 'exclude') AS eligible_kept,
        count(*) FILTER (WHERE human = 'include' AND decision = 'include') AS eligible_included,
@@ -42,6 +46,22 @@ WITH rates AS (
   UNION ALL
   SELECT 8, frame, 'specificity', ineligible_excluded, ineligible,
          CASE WHEN frame <> 'all' THEN 'refused' ELSE '' END FROM f
+),
+strata AS (
+  SELECT e.frame_size AS n_exc, i.frame_size AS n_inc, coalesce(u.frame_size, 0) AS n_unc,
+         e.screened - e.frame_size - i.frame_size AS unclear_records, u.frame IS NOT NULL AS unclear_sampled,
+         e.frame_size * CAST(e.eligible AS DOUBLE) / e.n AS e_exc,
+         i.frame_size * CAST(i.eligible AS DOUBLE) / i.n AS e_inc,
+         coalesce(u.frame_size * CAST(u.eligible AS DOUBLE) / u.n, 0.0) AS e_unc
+  FROM f e JOIN f i ON e.frame = 'excluded' AND i.frame = 'included'
+  LEFT JOIN f u ON u.frame = 'unclear'
+),
+pooled AS (
+  SELECT 6 AS step, 'sensitivity_deployed' AS measure, (e_inc + e_unc) / nullif(e_inc + e_unc + e_exc, 0) AS value, s.* FROM strata s
+  UNION ALL
+  SELECT 7, 'sensitivity_strict', e_inc / nullif(e_inc + e_unc + e_exc, 0), s.* FROM strata s
+  UNION ALL
+  SELECT 8, 'specificity', (n_exc - e_exc) / nullif((n_exc - e_exc) + (n_inc - e_inc) + (n_unc - e_unc), 0), s.* FROM strata s
 ),
 out AS (
   SELECT step, measure, r.frame,
@@ -78,6 +98,15 @@ out AS (
               ELSE 'only ' || CAST(eligible AS VARCHAR) || ' eligible studies in the sample: every rate above rests on those ' ||
                    CAST(eligible AS VARCHAR) || ' observations, which is why the intervals are as wide as they are; hand-screen more before quoting a figure' END
   FROM f
+  UNION ALL
+  SELECT step, measure, 'stratified',
+         CASE WHEN unclear_records = 0 OR unclear_sampled THEN value END, NULL, NULL,
+         CAST(n_exc + n_inc + n_unc AS BIGINT),
+         CASE WHEN unclear_records > 0 AND NOT unclear_sampled
+              THEN 'refused: ' || CAST(unclear_records AS VARCHAR) || ' unclear records were not sampled, so the strata do not cover the screening; sample the unclear too (frame stratified)'
+              ELSE 'the strata weighted by their sizes (excluded ' || CAST(n_exc AS VARCHAR) || ', included ' || CAST(n_inc AS VARCHAR) ||
+                   ', unclear ' || CAST(n_unc AS VARCHAR) || '): a point estimate, with no Wilson interval (a weighted rate is not a binomial proportion)' END
+  FROM pooled
   UNION ALL
   -- The studies the screener excluded and the person did not.
   SELECT 11, 'missed', frame, NULL, NULL, NULL, NULL, source

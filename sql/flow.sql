@@ -58,6 +58,9 @@ SELECT stage, database, n, detail FROM (
          'reports not retrieved (no file matched): part of the review, reported, not dropped'
   FROM r WHERE status = 'ok' AND matched_source IS NULL AND NOT coalesce(excluded_on_abstract, false)
   UNION ALL
+  SELECT 55, 'retrieved', NULL, count(*), 'reports retrieved (a file matched the record)'
+  FROM r WHERE status = 'ok' AND matched_source IS NOT NULL AND NOT coalesce(excluded_on_abstract, false)
+  UNION ALL
   SELECT 60, 'assessed', NULL, count(*), 'reports retrieved and assessed for eligibility'
   FROM r WHERE status = 'ok' AND matched_source IS NOT NULL
   UNION ALL

@@ -286,10 +286,11 @@ fn joined(path: &str, decisions: &[(String, String)]) -> Result<RecordBatch> {
     let col = |n: &str| {
         h.iter().position(|c| c == n).ok_or_else(|| e(format!("the sample {path} has no {n} column: it must be a file reference_sample wrote (columns {})", SAMPLE.fields().iter().map(|f| f.name().as_str()).collect::<Vec<_>>().join(", "))))
     };
-    let (s, f, fs, hd) = (
+    let (s, f, fs, sc, hd) = (
         col("source")?,
         col("frame")?,
         col("frame_size")?,
+        col("screened")?,
         col("human_decision")?,
     );
     let by_source: HashMap<&str, &str> = decisions
@@ -297,6 +298,12 @@ fn joined(path: &str, decisions: &[(String, String)]) -> Result<RecordBatch> {
         .map(|(s, d)| (s.as_str(), d.as_str()))
         .collect();
     let (mut src, mut frame, mut size, mut dec, mut hum) = (vec![], vec![], vec![], vec![], vec![]);
+    let mut screened: Vec<i64> = Vec::new();
+    let number = |v: &str, what: &str, line: usize| -> Result<i64> {
+        v.trim()
+            .parse()
+            .map_err(|_| e(format!("{path} line {line}: {what} '{v}' is not a number")))
+    };
     for (i, row) in r.records().enumerate() {
         let row = row.map_err(|x| e(format!("{path}: {x}")))?;
         let line = i + 2;
@@ -310,12 +317,8 @@ fn joined(path: &str, decisions: &[(String, String)]) -> Result<RecordBatch> {
         let Some(d) = by_source.get(source.as_str()) else {
             return Err(e(format!("{path} line {line}: {source} is not in the screening: calibrate against the screening the sample was drawn from")));
         };
-        let n: i64 = row[fs].trim().parse().map_err(|_| {
-            e(format!(
-                "{path} line {line}: frame_size '{}' is not a number",
-                &row[fs]
-            ))
-        })?;
+        let n = number(&row[fs], "frame_size", line)?;
+        screened.push(number(&row[sc], "screened", line)?);
         src.push(source);
         frame.push(row[f].trim().to_string());
         size.push(n);
@@ -326,13 +329,21 @@ fn joined(path: &str, decisions: &[(String, String)]) -> Result<RecordBatch> {
         Arc::new(StringArray::from(src)),
         Arc::new(StringArray::from(frame)),
         Arc::new(Int64Array::from(size)),
+        Arc::new(Int64Array::from(screened)),
         Arc::new(StringArray::from(dec)),
         Arc::new(StringArray::from(hum)),
     ];
     Ok(RecordBatch::try_from_iter(
-        ["source", "frame", "frame_size", "decision", "human"]
-            .into_iter()
-            .zip(cols),
+        [
+            "source",
+            "frame",
+            "frame_size",
+            "screened",
+            "decision",
+            "human",
+        ]
+        .into_iter()
+        .zip(cols),
     )?)
 }
 

@@ -9,7 +9,6 @@ use std::sync::Arc;
 
 use datafusion::catalog::{TableFunctionArgs, TableFunctionImpl, TableProvider};
 use datafusion::common::{plan_err, Result};
-use datafusion::datasource::MemTable;
 use datafusion::execution::SessionState;
 
 use super::run::{run_table, window_docs, Output, Plan, Run};
@@ -122,14 +121,7 @@ impl TableFunctionImpl for ExtractFn {
             } else {
                 render_extract(&src, &protocol, ExtractOutput::Extraction, scope)
             };
-            let batch = datafusion::arrow::array::RecordBatch::try_from_iter(vec![(
-                "sql",
-                Arc::new(datafusion::arrow::array::StringArray::from(vec![sql])) as _,
-            )])?;
-            return Ok(Arc::new(MemTable::try_new(
-                batch.schema(),
-                vec![vec![batch]],
-            )?));
+            return super::sql_table(sql);
         }
         let Some(state) = args.session().as_any().downcast_ref::<SessionState>() else {
             return plan_err!("{usage}: needs a quarry session");

@@ -20,7 +20,6 @@ use std::sync::Arc;
 
 use datafusion::catalog::{TableFunctionArgs, TableFunctionImpl, TableProvider};
 use datafusion::common::{plan_err, Result};
-use datafusion::datasource::MemTable;
 use datafusion::execution::SessionState;
 
 use super::records::OPTIONS as RECORD_OPTIONS;
@@ -164,14 +163,7 @@ impl TableFunctionImpl for Flow {
             raw.get("protocol").map(String::as_str),
         );
         if self.sql {
-            let batch = datafusion::arrow::array::RecordBatch::try_from_iter(vec![(
-                "sql",
-                Arc::new(datafusion::arrow::array::StringArray::from(vec![sql])) as _,
-            )])?;
-            return Ok(Arc::new(MemTable::try_new(
-                batch.schema(),
-                vec![vec![batch]],
-            )?));
+            return super::sql_table(sql);
         }
         let Some(state) = args.session().as_any().downcast_ref::<SessionState>() else {
             return plan_err!("{USAGE}: needs a quarry session");

@@ -210,6 +210,18 @@ pub fn source_arg(vals: &[ScalarValue], usage: &str) -> Result<Arc<Source>> {
         .or_else(|e| plan_err!("{usage}: {e}"))
 }
 
+/// A one-row table of rendered SQL (`extract_sql`, `screen_sql`, `flow_sql`).
+pub fn sql_table(sql: String) -> Result<Arc<dyn TableProvider>> {
+    let batch = RecordBatch::try_from_iter(vec![(
+        "sql",
+        Arc::new(datafusion::arrow::array::StringArray::from(vec![sql])) as _,
+    )])?;
+    Ok(Arc::new(datafusion::datasource::MemTable::try_new(
+        batch.schema(),
+        vec![vec![batch]],
+    )?))
+}
+
 /// Turns a document into zero or more batches.
 pub type ToBatches = Arc<dyn Fn(&Document) -> Result<Vec<RecordBatch>> + Send + Sync>;
 

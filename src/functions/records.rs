@@ -22,7 +22,7 @@ use datafusion::execution::TaskContext;
 use datafusion::physical_plan::stream::RecordBatchStreamAdapter;
 use datafusion::physical_plan::streaming::PartitionStream;
 use datafusion::physical_plan::SendableRecordBatchStream;
-use futures::{StreamExt, TryStreamExt};
+use futures::StreamExt;
 
 use super::{literal_args, parse_bool, parse_options, source_arg, str_arg};
 use crate::records::corpus::{Outcome, RecordSource, Settled};
@@ -277,16 +277,13 @@ impl PartitionStream for RecordsPartition {
 
     fn execute(&self, _ctx: Arc<TaskContext>) -> SendableRecordBatchStream {
         let source = self.source.clone();
-        let stream = futures::stream::once(async move {
-            let settled = Arc::new(source.settle().await.map_err(DataFusionError::from)?);
-            let rows = source.rows(settled.clone());
-            Ok::<_, DataFusionError>(rows.map(move |rows| {
-                let rows = rows.map_err(DataFusionError::from)?;
+        let stream = source
+            .records()
+            .map(|r| {
+                let (settled, rows) = r.map_err(DataFusionError::from)?;
                 records_batch(&rows, &settled)
-            }))
-        })
-        .try_flatten()
-        .boxed();
+            })
+            .boxed();
         Box::pin(RecordBatchStreamAdapter::new(RECORDS.clone(), stream))
     }
 }

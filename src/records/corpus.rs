@@ -39,6 +39,9 @@ pub struct Outcome {
     pub match_note: Option<String>,
 }
 
+/// Records of one export with what was settled for each.
+pub type Rows = Vec<(Record, Outcome)>;
+
 /// The first pass's result.
 #[derive(Debug, Default)]
 pub struct Settled {
@@ -81,10 +84,98 @@ async fn read_one(source: &Source, entry: &Entry) -> Vec<Record> {
         })
 }
 
+/// Duplicates settled record by record, in order, and (when records are
+/// matched to files) the keys each group is matched on. What it keeps per
+/// record is small: the id as a number, and the digests dedup compares.
+#[derive(Debug, Default)]
+struct Settler {
+    dedup: Dedup,
+    /// The global index and id of each record dedup saw, in its order.
+    seen: Vec<(u32, u64)>,
+    /// One key per record (groups' first records only), when matching.
+    keys: Option<Vec<Option<matching::Key>>>,
+    count: usize,
+}
+
+impl Settler {
+    fn take(&mut self, r: &Record) -> Outcome {
+        let i = self.count;
+        self.count += 1;
+        let mut out = Outcome::default();
+        if let Some(k) = &mut self.keys {
+            k.push(None);
+        }
+        if r.status == Some(Status::Failed) {
+            return out;
+        }
+        let dup = self.dedup.add(&dedup::Key {
+            doi: r.doi.clone(),
+            title: r.title.clone(),
+            year: r.year,
+        });
+        self.seen.push((
+            i as u32,
+            u64::from_str_radix(&r.record_id, 16).unwrap_or_default(),
+        ));
+        match (dup, &mut self.keys) {
+            (Some((head, rule)), keys) => {
+                let (head, head_id) = self.seen[head as usize];
+                out.duplicate_of = Some((format!("{head_id:016x}"), rule));
+                // The group's recorded paths and DOI are its first record's to match on.
+                if let Some(k) = keys.as_mut().and_then(|k| k[head as usize].as_mut()) {
+                    k.paths.extend(r.file_path.clone());
+                    if k.doi.is_none() {
+                        k.doi = r.doi.clone();
+                    }
+                }
+            }
+            (None, Some(keys)) => {
+                keys[i] = Some(matching::Key {
+                    paths: r.file_path.clone().into_iter().collect(),
+                    doi: r.doi.clone(),
+                    title: r.title.clone(),
+                    year: r.year,
+                    first_author: r.authors.first().cloned(),
+                });
+            }
+            (None, None) => {}
+        }
+        out
+    }
+}
+
+/// Exports read at once (parsing runs on the blocking pool; the order of
+/// the listing is kept).
+const EXPORTS_AT_ONCE: usize = 2;
+
 impl RecordSource {
-    /// The first pass: every export read once, duplicates settled, records
-    /// matched to files.
-    pub async fn settle(&self) -> Result<Settled> {
+    /// The records with what was settled for them: in one pass when they
+    /// are not matched to files, else the two passes.
+    pub fn records(&self) -> BoxStream<'static, Result<(Arc<Settled>, Rows)>> {
+        if self.files.is_none() {
+            let none = Arc::new(Settled::default());
+            return self
+                .single_pass()
+                .map(move |r| r.map(|rows| (none.clone(), rows)))
+                .boxed();
+        }
+        let this = self.clone();
+        stream::once(async move {
+            let settled = Arc::new(this.settle().await?);
+            Ok::<_, QuarryError>(
+                this.rows(settled.clone())
+                    .map(move |r| r.map(|rows| (settled.clone(), rows))),
+            )
+        })
+        .map(|r| match r {
+            Ok(s) => s.boxed(),
+            Err(e) => stream::iter(vec![Err(e)]).boxed(),
+        })
+        .flatten()
+        .boxed()
+    }
+
+    async fn exports(&self) -> Result<Vec<Entry>> {
         let exports: Vec<Entry> = self
             .exports
             .entries(self.recursive)
@@ -98,6 +189,52 @@ impl RecordSource {
                 message: "no exports here: pass a folder or file of RIS, MEDLINE (.nbib), BibTeX or CSV exports".into(),
             });
         }
+        Ok(exports)
+    }
+
+    /// Every export's records, in listing order.
+    fn read_all(&self, exports: Vec<Entry>) -> BoxStream<'static, Vec<Record>> {
+        let source = self.exports.clone();
+        stream::iter(exports)
+            .map(move |e| {
+                let source = source.clone();
+                async move { read_one(&source, &e).await }
+            })
+            .buffered(EXPORTS_AT_ONCE)
+            .boxed()
+    }
+
+    /// Records with their duplicates settled, in one pass, when they are
+    /// not matched to files (duplicates point back, so the order decides).
+    pub fn single_pass(&self) -> BoxStream<'static, Result<Rows>> {
+        let this = self.clone();
+        stream::once(async move { this.exports().await.map(|e| this.read_all(e)) })
+            .map(|r| match r {
+                Err(e) => stream::iter(vec![Err(e)]).boxed(),
+                Ok(s) => s
+                    .scan(Settler::default(), |settler, recs| {
+                        let rows = recs
+                            .into_iter()
+                            .map(|mut r| {
+                                let o = settler.take(&r);
+                                if o.duplicate_of.is_some() {
+                                    r.status = Some(Status::Duplicate);
+                                }
+                                (r, o)
+                            })
+                            .collect();
+                        futures::future::ready(Some(Ok(rows)))
+                    })
+                    .boxed(),
+            })
+            .flatten()
+            .boxed()
+    }
+
+    /// The first pass: every export read once, duplicates settled, records
+    /// matched to files.
+    pub async fn settle(&self) -> Result<Settled> {
+        let exports = self.exports().await?;
         let files: Vec<(File, Entry)> = match &self.files {
             None => Vec::new(),
             Some(f) => f
@@ -116,47 +253,17 @@ impl RecordSource {
                 })
                 .collect(),
         };
-        let mut dedup = Dedup::default();
-        let mut outcomes: Vec<Outcome> = Vec::new();
-        let mut keys: Vec<Option<matching::Key>> = Vec::new();
-        // The global index and id of each record dedup saw, in its order.
-        let mut seen: Vec<(usize, String)> = Vec::new();
         let matching = self.files.is_some();
-        for entry in &exports {
-            for r in read_one(&self.exports, entry).await {
-                let i = outcomes.len();
-                outcomes.push(Outcome::default());
-                keys.push(None);
-                if r.status == Some(Status::Failed) {
-                    continue;
-                }
-                let dup = dedup.add(&dedup::Key {
-                    doi: r.doi.clone(),
-                    title: r.title.clone(),
-                    year: r.year,
-                });
-                seen.push((i, r.record_id.clone()));
-                if let Some((head, rule)) = dup {
-                    let (head, head_id) = seen[head as usize].clone();
-                    outcomes[i].duplicate_of = Some((head_id, rule));
-                    // The group's recorded paths and DOI are the head's to match on.
-                    if let Some(k) = keys[head].as_mut() {
-                        k.paths.extend(r.file_path.clone());
-                        if k.doi.is_none() {
-                            k.doi = r.doi.clone();
-                        }
-                    }
-                } else if matching {
-                    keys[i] = Some(matching::Key {
-                        paths: r.file_path.clone().into_iter().collect(),
-                        doi: r.doi.clone(),
-                        title: r.title.clone(),
-                        year: r.year,
-                        first_author: r.authors.first().cloned(),
-                    });
-                }
-            }
+        let mut settler = Settler {
+            keys: matching.then(Vec::new),
+            ..Default::default()
+        };
+        let mut outcomes: Vec<Outcome> = Vec::new();
+        let mut all = self.read_all(exports.clone());
+        while let Some(recs) = all.next().await {
+            outcomes.extend(recs.iter().map(|r| settler.take(r)));
         }
+        let keys = settler.keys.take().unwrap_or_default();
         if matching {
             let file_keys: Vec<File> = files.iter().map(|(f, _)| f.clone()).collect();
             for (o, m) in outcomes
@@ -181,19 +288,8 @@ impl RecordSource {
         &self,
         settled: Arc<Settled>,
     ) -> BoxStream<'static, Result<Vec<(Record, Outcome)>>> {
-        let source = self.exports.clone();
-        let n = settled.exports.len();
-        stream::iter(0..n)
-            .then(move |i| {
-                let source = source.clone();
-                let settled = settled.clone();
-                async move {
-                    (
-                        settled.clone(),
-                        read_one(&source, &settled.exports[i]).await,
-                    )
-                }
-            })
+        let all = self.read_all(settled.exports.clone());
+        all.map(move |recs| (settled.clone(), recs))
             .scan(0usize, |offset, (settled, recs)| {
                 let start = *offset;
                 *offset += recs.len();
@@ -260,17 +356,17 @@ impl RecordSource {
         use crate::ingest::{finish, Document, Status as DocStatus};
         let this = self.clone();
         stream::once(async move {
-            let settled = Arc::new(this.settle().await?);
-            let exports: std::collections::HashMap<String, Entry> = settled
-                .exports
-                .iter()
-                .map(|e| (e.source.clone(), e.clone()))
+            let exports: std::collections::HashMap<String, Entry> = this
+                .exports()
+                .await?
+                .into_iter()
+                .map(|e| (e.source.clone(), e))
                 .collect();
             let files = this.files.clone();
-            let rows = this.rows(settled.clone());
+            let rows = this.records();
             let docs = rows
                 .map(move |batch| -> BoxStream<'static, Result<Document>> {
-                    let batch = match batch {
+                    let (settled, batch) = match batch {
                         Ok(b) => b,
                         Err(e) => return stream::iter(vec![Err(e)]).boxed(),
                     };
@@ -278,8 +374,8 @@ impl RecordSource {
                         .into_iter()
                         .filter(|(r, _)| r.status == Some(Status::Ok))
                         .collect();
-                    let (settled, exports, files, store, spec) =
-                        (settled.clone(), exports.clone(), files.clone(), store.clone(), spec.clone());
+                    let (exports, files, store, spec) =
+                        (exports.clone(), files.clone(), store.clone(), spec.clone());
                     stream::iter(wanted)
                         .map(move |(r, o)| {
                             let (settled, exports, files, store, spec) =

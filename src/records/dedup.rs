@@ -7,7 +7,20 @@
 
 use std::collections::HashMap;
 
+use sha2::{Digest, Sha256};
+
 use super::fold_words;
+
+/// 128 bits of a key's SHA-256: what dedup remembers of each DOI and title
+/// (a collision among a billion records is about 1 in 10^20).
+type Mark = [u8; 16];
+
+fn mark(s: &str) -> Mark {
+    let d = Sha256::digest(s.as_bytes());
+    let mut m = [0u8; 16];
+    m.copy_from_slice(&d[..16]);
+    m
+}
 
 /// What dedup looks at in a record.
 #[derive(Debug, Clone, Default)]
@@ -27,10 +40,10 @@ const MIN_TITLE_WORDS: usize = 4;
 /// The running state of deduplication.
 #[derive(Debug, Default)]
 pub struct Dedup {
-    by_doi: HashMap<String, u32>,
-    by_title: HashMap<(String, Option<i32>), Vec<u32>>,
+    by_doi: HashMap<Mark, u32>,
+    by_title: HashMap<(Mark, Option<i32>), Vec<u32>>,
     /// The DOIs of each group, by its first record.
-    group_dois: HashMap<u32, Vec<String>>,
+    group_dois: HashMap<u32, Vec<Mark>>,
     next: u32,
 }
 
@@ -41,7 +54,8 @@ impl Dedup {
     pub fn add(&mut self, key: &Key) -> Option<(u32, &'static str)> {
         let me = self.next;
         self.next += 1;
-        if let Some(doi) = &key.doi {
+        let doi = key.doi.as_deref().map(mark);
+        if let Some(doi) = &doi {
             if let Some(&head) = self.by_doi.get(doi) {
                 return Some((head, "doi"));
             }
@@ -50,10 +64,11 @@ impl Dedup {
             .title
             .as_deref()
             .map(fold_words)
-            .filter(|t| t.split(' ').count() >= MIN_TITLE_WORDS);
+            .filter(|t| t.split(' ').count() >= MIN_TITLE_WORDS)
+            .map(|t| mark(&t));
         if let Some(t) = &title {
-            if let Some(heads) = self.by_title.get(&(t.clone(), key.year)) {
-                let joinable = heads.iter().copied().find(|h| match &key.doi {
+            if let Some(heads) = self.by_title.get(&(*t, key.year)) {
+                let joinable = heads.iter().copied().find(|h| match &doi {
                     None => true,
                     Some(d) => self
                         .group_dois
@@ -61,18 +76,18 @@ impl Dedup {
                         .is_none_or(|ds| ds.is_empty() || ds.contains(d)),
                 });
                 if let Some(head) = joinable {
-                    if let Some(d) = &key.doi {
-                        self.group_dois.entry(head).or_default().push(d.clone());
-                        self.by_doi.insert(d.clone(), head);
+                    if let Some(d) = doi {
+                        self.group_dois.entry(head).or_default().push(d);
+                        self.by_doi.insert(d, head);
                     }
                     return Some((head, "title_year"));
                 }
             }
         }
         // A new group.
-        if let Some(d) = &key.doi {
-            self.by_doi.insert(d.clone(), me);
-            self.group_dois.entry(me).or_default().push(d.clone());
+        if let Some(d) = doi {
+            self.by_doi.insert(d, me);
+            self.group_dois.entry(me).or_default().push(d);
         }
         if let Some(t) = title {
             self.by_title.entry((t, key.year)).or_default().push(me);

@@ -90,30 +90,12 @@ fn path_parts(p: &str) -> Vec<String> {
         .trim()
         .trim_start_matches("file://")
         .trim_start_matches("internal-pdf://");
-    let decoded = percent_decode(p);
+    let decoded = quarry_udfs::normalize_doi::percent_decode(p);
     decoded
         .split(['/', '\\'])
         .filter(|s| !s.is_empty())
         .map(|s| s.to_lowercase())
         .collect()
-}
-
-fn percent_decode(s: &str) -> String {
-    let b = s.as_bytes();
-    let mut out = Vec::with_capacity(b.len());
-    let mut i = 0;
-    while i < b.len() {
-        if b[i] == b'%' && i + 2 < b.len() {
-            if let Ok(v) = u8::from_str_radix(&s[i + 1..i + 3], 16) {
-                out.push(v);
-                i += 3;
-                continue;
-            }
-        }
-        out.push(b[i]);
-        i += 1;
-    }
-    String::from_utf8(out).unwrap_or_else(|_| s.to_string())
 }
 
 /// The candidate files of one record under one rule.

@@ -259,6 +259,20 @@ pub fn year_in(s: &str) -> Option<i32> {
 pub fn fold_words(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     let mut gap = false;
+    if s.is_ascii() {
+        for b in s.bytes() {
+            if b.is_ascii_alphanumeric() {
+                if gap && !out.is_empty() {
+                    out.push(' ');
+                }
+                gap = false;
+                out.push(b.to_ascii_lowercase() as char);
+            } else {
+                gap = true;
+            }
+        }
+        return out;
+    }
     for c in s.nfkd() {
         if unicode_normalization::char::is_combining_mark(c) {
             continue;
@@ -716,16 +730,20 @@ pub fn read_export(export: &str, file_name: &str, ext: &str, bytes: &[u8]) -> Ve
         }
     };
     let database = database.unwrap_or_else(|| file_name.to_string());
+    // Records whose tags are all the same get the same digest; the second
+    // and later ones are told apart by their place among those.
     let mut seen: HashMap<String, usize> = HashMap::new();
     let mut out: Vec<Record> = Vec::with_capacity(raws.len() + errors.len());
-    for raw in &raws {
-        let mut r = to_record(raw, format, &database);
+    let n_raws = raws.len();
+    for raw in raws {
+        let mut r = to_record(&raw, format, &database);
         r.export = export.to_string();
-        let c = canonical(raw);
-        let k = seen.entry(c.clone()).or_default();
+        let c = canonical(&raw);
+        let id = digest(&[file_name, &c]);
+        let k = seen.entry(id.clone()).or_default();
         *k += 1;
         r.record_id = if *k == 1 {
-            digest(&[file_name, &c])
+            id
         } else {
             digest(&[file_name, &c, &k.to_string()])
         };
@@ -734,7 +752,7 @@ pub fn read_export(export: &str, file_name: &str, ext: &str, bytes: &[u8]) -> Ve
     for e in errors {
         out.push(failed(e.line, e.message));
     }
-    if raws.is_empty() && out.is_empty() {
+    if n_raws == 0 && out.is_empty() {
         out.push(failed(
             0,
             format!("the {} export holds no records", format.as_str()),

@@ -1,15 +1,13 @@
 //! `reference_sample` and `calibrate`: seed 001's calibration example, and a
 //! sample of everything checked against the statistics computed here.
 
-use crate::common::{ctx, sql, table};
-use datafusion::arrow::array::{Array, AsArray, RecordBatch};
-use datafusion::arrow::compute::cast;
-use datafusion::arrow::datatypes::DataType;
+use crate::common::{ctx, sql, strings, table, wilson_by_hand};
+use datafusion::arrow::array::RecordBatch;
 
 /// 412 screened: 340 excluded, 60 included, 12 unclear (seed 001).
 const SCREENING: &str = "CREATE TABLE s AS SELECT 'rec' || lpad(CAST(i AS VARCHAR), 3, '0') || '.pdf' AS source, CASE WHEN i <= 340 THEN 'exclude' WHEN i <= 400 THEN 'include' ELSE 'unclear' END AS decision FROM generate_series(1, 412) t(i)";
 
-fn fill(path: &std::path::Path, decide: impl Fn(usize, &str) -> &'static str) {
+fn fill(path: &std::path::Path, mut decide: impl FnMut(usize, &str) -> &'static str) {
     let mut r = csv::Reader::from_path(path).expect("sample");
     let h = r.headers().expect("header").clone();
     let rows: Vec<csv::StringRecord> = r.records().map(|x| x.expect("row")).collect();
@@ -25,20 +23,9 @@ fn fill(path: &std::path::Path, decide: impl Fn(usize, &str) -> &'static str) {
 }
 
 fn col(b: &[RecordBatch], name: &str) -> Vec<String> {
-    b.iter()
-        .flat_map(|b| {
-            let c = cast(b.column_by_name(name).expect("column"), &DataType::Utf8).expect("cast");
-            let c = c.as_string::<i32>().clone();
-            (0..c.len())
-                .map(move |i| {
-                    if c.is_null(i) {
-                        String::new()
-                    } else {
-                        c.value(i).to_string()
-                    }
-                })
-                .collect::<Vec<_>>()
-        })
+    strings(b, name)
+        .into_iter()
+        .map(Option::unwrap_or_default)
         .collect()
 }
 
@@ -183,14 +170,6 @@ async fn a_sample_of_all_records_against_an_independent_computation() {
     let po = (a + d) / n;
     let pe = (kept / n) * (pos / n) + ((n - kept) / n) * (neg / n);
     let kappa = (po - pe) / (1.0 - pe);
-    let z = 1.959_963_984_540_054_f64;
-    let wilson = |x: f64, n: f64| {
-        let p = x / n;
-        let den = 1.0 + z * z / n;
-        let c = (p + z * z / (2.0 * n)) / den;
-        let h = z / den * (p * (1.0 - p) / n + z * z / (4.0 * n * n)).sqrt();
-        (c - h, c + h)
-    };
     let b = sql(
         &c,
         &format!(
@@ -235,7 +214,7 @@ async fn a_sample_of_all_records_against_an_independent_computation() {
         ),
     ] {
         let (value, low, high) = get(name);
-        let (wl, wh) = wilson(x, of);
+        let (wl, wh) = wilson_by_hand(x, of);
         assert!((value.expect(name) - want).abs() < 1e-9, "{name}");
         assert!(
             (low.expect(name) - wl.max(0.0)).abs() < 1e-9
@@ -276,4 +255,87 @@ async fn an_unfilled_sample_is_refused_with_the_row() {
         e.to_string().contains("line 2") && e.to_string().contains("human_decision is ''"),
         "{e}"
     );
+}
+
+/// A stratified sample: each stratum's rate, and the screening's
+/// sensitivity and specificity with the strata weighted by their sizes,
+/// against the same weighting written out here.
+#[tokio::test]
+async fn a_stratified_sample_weighs_its_strata() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let check = dir.path().join("strat.csv");
+    let c = ctx(None);
+    sql(&c, SCREENING).await.expect("screening");
+    let sample = sql(
+        &c,
+        &format!(
+            "SELECT * FROM reference_sample('s', 10, 'stratified', 5, '{}')",
+            check.display()
+        ),
+    )
+    .await
+    .expect("sample");
+    let frames = col(&sample, "frame");
+    assert_eq!(frames.iter().filter(|f| *f == "excluded").count(), 10);
+    assert_eq!(frames.iter().filter(|f| *f == "included").count(), 10);
+    assert_eq!(frames.iter().filter(|f| *f == "unclear").count(), 10);
+    // Eligible: 2 of the sampled excluded, 7 of the included, 5 of the unclear.
+    let (mut ex, mut inc, mut unc) = (0, 0, 0);
+    fill(&check, |_, s| {
+        let n: usize = s[3..6].parse().expect("number");
+        let (count, cap) = if n <= 340 {
+            (&mut ex, 2)
+        } else if n <= 400 {
+            (&mut inc, 7)
+        } else {
+            (&mut unc, 5)
+        };
+        *count += 1;
+        if *count <= cap {
+            "include"
+        } else {
+            "exclude"
+        }
+    });
+    let (e_exc, e_inc, e_unc) = (340.0 * 0.2, 60.0 * 0.7, 12.0 * 0.5);
+    let sens = (e_inc + e_unc) / (e_inc + e_unc + e_exc);
+    let strict = e_inc / (e_inc + e_unc + e_exc);
+    let spec = (340.0 - e_exc) / ((340.0 - e_exc) + (60.0 - e_inc) + (12.0 - e_unc));
+    let b = sql(
+        &c,
+        &format!(
+            "SELECT measure, frame, value, detail FROM calibrate('s', '{}')",
+            check.display()
+        ),
+    )
+    .await
+    .expect("calibrate");
+    let (m, f, v, d) = (
+        col(&b, "measure"),
+        col(&b, "frame"),
+        col(&b, "value"),
+        col(&b, "detail"),
+    );
+    let get = |measure: &str, frame: &str| {
+        let i = (0..m.len())
+            .find(|&i| m[i] == measure && f[i] == frame)
+            .unwrap_or_else(|| panic!("{measure} {frame}"));
+        (v[i].parse::<f64>().ok(), d[i].clone())
+    };
+    for (measure, want) in [
+        ("sensitivity_deployed", sens),
+        ("sensitivity_strict", strict),
+        ("specificity", spec),
+    ] {
+        let (got, detail) = get(measure, "stratified");
+        assert!(
+            (got.expect(measure) - want).abs() < 1e-9,
+            "{measure}: {got:?} vs {want}"
+        );
+        assert!(detail.contains("weighted by their sizes"), "{detail}");
+        assert!(get(measure, "excluded").1.starts_with("refused: "));
+    }
+    assert_eq!(get("eligible_among_excluded", "excluded").0, Some(0.2));
+    assert_eq!(get("precision", "included").0, Some(0.7));
+    assert_eq!(get("eligible_among_unclear", "unclear").0, Some(0.5));
 }

@@ -13,12 +13,10 @@
 use std::collections::HashMap;
 use std::path::PathBuf;
 
-use datafusion::arrow::array::{Array, AsArray};
-use datafusion::arrow::compute::cast;
-use datafusion::arrow::datatypes::DataType;
+use datafusion::arrow::array::AsArray;
 use quarry::model::test_server::{Action, Rule, TestServer};
 
-use crate::common::sql;
+use crate::common::{sql, strings, wilson_by_hand};
 
 fn shared(rel: &str) -> PathBuf {
     let base = std::env::var("QUARRY_SHARED_DATA")
@@ -31,18 +29,6 @@ fn shared(rel: &str) -> PathBuf {
         p.display()
     );
     p
-}
-
-fn strings(b: &[datafusion::arrow::array::RecordBatch], name: &str) -> Vec<Option<String>> {
-    b.iter()
-        .flat_map(|b| {
-            let c = cast(b.column_by_name(name).expect("column"), &DataType::Utf8).expect("cast");
-            let c = c.as_string::<i32>().clone();
-            (0..c.len())
-                .map(move |i| c.is_valid(i).then(|| c.value(i).to_string()))
-                .collect::<Vec<_>>()
-        })
-        .collect()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -241,14 +227,6 @@ async fn shared_data_cohen_2006_title_abstract_screening_calibrated() {
     let po = (kept_pos + excl_neg) / n;
     let pe = kept / n * pos / n + (n - kept) / n * neg / n;
     let kappa = (po - pe) / (1.0 - pe);
-    let z = 1.959_963_984_540_054_f64;
-    let wilson = |x: f64, m: f64| {
-        let p = x / m;
-        let den = 1.0 + z * z / m;
-        let c = (p + z * z / (2.0 * m)) / den;
-        let h = z / den * (p * (1.0 - p) / m + z * z / (4.0 * m * m)).sqrt();
-        ((c - h).max(0.0), (c + h).min(1.0))
-    };
     let got = sql(
         &c,
         &format!(
@@ -276,7 +254,7 @@ async fn shared_data_cohen_2006_title_abstract_screening_calibrated() {
         ("specificity", excl_neg, neg),
     ] {
         let i = at(name);
-        let (wl, wh) = wilson(x, of);
+        let (wl, wh) = wilson_by_hand(x, of);
         assert!((f(&v[i]).unwrap() - x / of).abs() < 1e-9, "{name}");
         assert!((f(&lo[i]).unwrap() - wl).abs() < 1e-9, "{name} low");
         assert!((f(&hi[i]).unwrap() - wh).abs() < 1e-9, "{name} high");

@@ -58,3 +58,32 @@ pub fn write_docx(path: &Path, body: &str) {
     .expect("zip");
     z.finish().expect("zip");
 }
+
+/// One column of a query's batches as text (NULL as `None`).
+pub fn strings(b: &[RecordBatch], name: &str) -> Vec<Option<String>> {
+    use datafusion::arrow::array::{Array, AsArray};
+    b.iter()
+        .flat_map(|b| {
+            let c = datafusion::arrow::compute::cast(
+                b.column_by_name(name).expect("column"),
+                &datafusion::arrow::datatypes::DataType::Utf8,
+            )
+            .expect("cast");
+            let c = c.as_string::<i32>().clone();
+            (0..c.len())
+                .map(move |i| c.is_valid(i).then(|| c.value(i).to_string()))
+                .collect::<Vec<_>>()
+        })
+        .collect()
+}
+
+/// The 95% Wilson score interval of `x` in `n`, written out from the
+/// formula (the calibration tests check quarry's against it).
+pub fn wilson_by_hand(x: f64, n: f64) -> (f64, f64) {
+    let z = 1.959_963_984_540_054_f64;
+    let p = x / n;
+    let den = 1.0 + z * z / n;
+    let c = (p + z * z / (2.0 * n)) / den;
+    let h = z / den * (p * (1.0 - p) / n + z * z / (4.0 * n * n)).sqrt();
+    ((c - h).max(0.0), (c + h).min(1.0))
+}

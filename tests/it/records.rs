@@ -49,6 +49,7 @@ async fn the_seed_records_example() {
          | screened           | 2 |\n\
          | sought             | 2 |\n\
          | not_retrieved      | 1 |\n\
+         | retrieved          | 1 |\n\
          | assessed           | 1 |\n\
          +--------------------+---+"
     );
@@ -275,6 +276,7 @@ async fn screening_records_on_files_and_abstracts() {
          | excluded           |          | 1 |\n\
          | sought             |          | 2 |\n\
          | not_retrieved      |          | 1 |\n\
+         | retrieved          |          | 1 |\n\
          | assessed           |          | 1 |\n\
          | reports_excluded   |          | 0 |\n\
          | awaiting           |          | 0 |\n\

@@ -325,3 +325,63 @@ async fn extraction_results_live_on_s3_and_are_restored() {
     );
     assert_eq!(ev.lines().count(), 3 + 4, "{ev}");
 }
+
+/// Records from exports on S3, matched to files on S3, and the flow.
+#[tokio::test]
+async fn records_and_flow_from_s3() {
+    let s3 = bucket("review").await;
+    let ex = crate::common::root().join("examples/review");
+    for f in [
+        "exports/scopus.ris",
+        "exports/pubmed.ris",
+        "pdfs/smith2019.txt",
+    ] {
+        let bytes = std::fs::read(ex.join(f)).unwrap();
+        s3.put(&ObjPath::from(f), PutPayload::from(bytes))
+            .await
+            .unwrap();
+    }
+    let c = ctx(None);
+    let t = table(
+        &c,
+        "SELECT database, count(*) AS n, count(duplicate_of) AS duplicates, max(matched_source) AS matched FROM records('s3://review/exports/', 'files=s3://review/pdfs/') GROUP BY database ORDER BY database",
+    )
+    .await;
+    assert_eq!(
+        t,
+        "\
++------------+---+------------+---------------------------------+
+| database   | n | duplicates | matched                         |
++------------+---+------------+---------------------------------+
+| Scopus     | 2 | 1          |                                 |
+| pubmed.ris | 1 | 0          | s3://review/pdfs/smith2019.txt  |
++------------+---+------------+---------------------------------+"
+            .replace(
+                "s3://review/pdfs/smith2019.txt  |",
+                "s3://review/pdfs/smith2019.txt |"
+            )
+            .replace(
+                "+---------------------------------+",
+                "+--------------------------------+"
+            )
+            .replace(
+                "| matched                         |",
+                "| matched                        |"
+            )
+            .replace(
+                "|                                 |",
+                "|                                |"
+            )
+    );
+    let t = table(
+        &c,
+        "SELECT stage, n FROM flow('s3://review/exports/', 'files=s3://review/pdfs/') WHERE stage IN ('screened', 'not_retrieved', 'assessed')",
+    )
+    .await;
+    assert!(
+        t.contains("| screened      | 2 |")
+            && t.contains("| not_retrieved | 1 |")
+            && t.contains("| assessed      | 1 |"),
+        "{t}"
+    );
+}

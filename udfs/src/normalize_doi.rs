@@ -17,9 +17,9 @@ use datafusion::logical_expr::{
 
 use crate::util::string_array;
 
-/// Decodes `%XX` escapes (a DOI copied from a URL); bytes that do not make
-/// UTF-8 keep their escapes.
-fn percent_decode(s: &str) -> String {
+/// Decodes `%XX` escapes (a DOI or a path copied from a URL); bytes that do
+/// not make UTF-8 keep their escapes.
+pub fn percent_decode(s: &str) -> String {
     if !s.contains('%') {
         return s.to_string();
     }
