@@ -163,7 +163,7 @@ impl Cursor<'_> {
 
 /// Reads BibTeX text into records (tags are the lower-case field names, with
 /// the entry type as `@type` and the key as `@key`).
-pub fn parse(text: &str) -> (Vec<Raw>, Vec<RawError>) {
+pub fn parse(text: &str) -> (Vec<Raw<'static>>, Vec<RawError>) {
     let mut out = Vec::new();
     let mut errors = Vec::new();
     let mut macros: HashMap<String, String> = HashMap::new();
@@ -204,13 +204,13 @@ pub fn parse(text: &str) -> (Vec<Raw>, Vec<RawError>) {
             continue;
         }
         c.i += 1;
-        let mut rec = Raw::new(line, "@type", &kind);
+        let mut rec = Raw::new(line, "@type", kind.clone().into());
         if kind != "string" {
             c.skip_ws();
             let key = c.ident();
             rec.tags.push(TagValue {
                 tag: "@key".into(),
-                lines: vec![key],
+                lines: vec![key.into()],
             });
             c.skip_ws();
             if c.peek() == Some(b',') {
@@ -287,8 +287,8 @@ pub fn parse(text: &str) -> (Vec<Raw>, Vec<RawError>) {
                 macros.insert(name, value);
             } else {
                 rec.tags.push(TagValue {
-                    tag: name,
-                    lines: vec![value],
+                    tag: name.into(),
+                    lines: vec![value.into()],
                 });
             }
         }
@@ -333,7 +333,7 @@ mod tests {
             r.tags
                 .iter()
                 .find(|x| x.tag == t)
-                .map(|x| x.lines[0].clone())
+                .map(|x| x.lines[0].to_string())
         };
         assert_eq!(get(&recs[0], "@type").as_deref(), Some("article"));
         assert_eq!(get(&recs[0], "@key").as_deref(), Some("smith2019"));

@@ -6,7 +6,7 @@ use super::{Raw, RawError, TagValue};
 
 /// Reads a CSV export. The delimiter is the one of `,`, `;` and tab that
 /// the header row holds most of.
-pub fn parse(text: &str) -> (Vec<Raw>, Vec<RawError>) {
+pub fn parse(text: &str) -> (Vec<Raw<'static>>, Vec<RawError>) {
     let header = text.lines().next().unwrap_or_default();
     let delimiter = [b',', b'\t', b';']
         .into_iter()
@@ -40,8 +40,8 @@ pub fn parse(text: &str) -> (Vec<Raw>, Vec<RawError>) {
                     let value = value.trim();
                     if !value.is_empty() {
                         rec.tags.push(TagValue {
-                            tag: name.clone(),
-                            lines: vec![value.to_string()],
+                            tag: name.clone().into(),
+                            lines: vec![value.to_string().into()],
                         });
                     }
                 }

@@ -37,7 +37,7 @@ pub fn is_medline(text: &str) -> bool {
 }
 
 /// Reads MEDLINE text into records.
-pub fn parse(text: &str) -> (Vec<Raw>, Vec<RawError>) {
+pub fn parse(text: &str) -> (Vec<Raw<'_>>, Vec<RawError>) {
     let mut out = Vec::new();
     let mut errors = Vec::new();
     let mut current: Option<Raw> = None;
@@ -55,15 +55,15 @@ pub fn parse(text: &str) -> (Vec<Raw>, Vec<RawError>) {
                 if let Some(r) = cur.take() {
                     out.push(r);
                 }
-                current = Some(Raw::new(n, "PMID", v));
+                current = Some(Raw::new(n, "PMID", v.into()));
             }
             (Some((tag, v)), Some(rec)) => rec.tags.push(TagValue {
-                tag: tag.to_string(),
-                lines: vec![v.to_string()],
+                tag: tag.into(),
+                lines: vec![v.into()],
             }),
             (None, Some(rec)) if line.starts_with(' ') => {
                 if let Some(last) = rec.tags.last_mut() {
-                    last.lines.push(line.trim().to_string());
+                    last.lines.push(line.trim().into());
                 }
             }
             (None, Some(_)) => errors.push(RawError {

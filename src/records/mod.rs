@@ -19,22 +19,25 @@ pub mod ris;
 #[cfg(test)]
 mod rispy_compat;
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 
+use rayon::prelude::*;
 use sha2::{Digest, Sha256};
 use unicode_normalization::UnicodeNormalization;
 
 /// One tag of a tagged record with its lines (the first line, then any
 /// continuation lines).
 #[derive(Debug, Clone, PartialEq)]
-pub struct TagValue {
+pub struct TagValue<'a> {
     /// The tag (`TI`, `AU`, a BibTeX field name, a CSV column).
-    pub tag: String,
-    /// The value's lines.
-    pub lines: Vec<String>,
+    pub tag: Cow<'a, str>,
+    /// The value's lines (borrowed from the export's text where the
+    /// format allows).
+    pub lines: Vec<Cow<'a, str>>,
 }
 
-impl TagValue {
+impl TagValue<'_> {
     /// The lines joined into one value.
     pub fn joined(&self) -> String {
         self.lines.join(" ")
@@ -43,20 +46,20 @@ impl TagValue {
 
 /// A record as the export wrote it: its tags in order.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Raw {
+pub struct Raw<'a> {
     /// The line the record starts at (from 1).
     pub line: usize,
     /// Its tags.
-    pub tags: Vec<TagValue>,
+    pub tags: Vec<TagValue<'a>>,
 }
 
-impl Raw {
-    fn new(line: usize, tag: &str, value: &str) -> Self {
+impl<'a> Raw<'a> {
+    fn new(line: usize, tag: &'a str, value: Cow<'a, str>) -> Self {
         Self {
             line,
             tags: vec![TagValue {
-                tag: tag.to_string(),
-                lines: vec![value.to_string()],
+                tag: Cow::Borrowed(tag),
+                lines: vec![value],
             }],
         }
     }
@@ -79,7 +82,7 @@ impl Raw {
                 self.tags
                     .iter()
                     .filter(move |v| v.tag.eq_ignore_ascii_case(t))
-                    .flat_map(|v| v.lines.iter().cloned())
+                    .flat_map(|v| v.lines.iter().map(|l| l.to_string()))
             })
             .filter(|v| !v.trim().is_empty())
             .collect()
@@ -573,7 +576,7 @@ fn to_record(raw: &Raw, format: Format, database: &str) -> Record {
                 .tags
                 .iter()
                 .filter(|t| !known.contains(&header_key(&t.tag).as_str()))
-                .map(|t| (t.tag.clone(), t.lines.clone()))
+                .map(|t| (t.tag.to_string(), owned(&t.lines)))
                 .collect();
             return r;
         }
@@ -584,13 +587,17 @@ fn to_record(raw: &Raw, format: Format, database: &str) -> Record {
         if used.iter().any(|u| u.eq_ignore_ascii_case(&t.tag)) {
             continue;
         }
-        match extra.iter_mut().find(|(k, _)| *k == t.tag) {
-            Some((_, v)) => v.extend(t.lines.iter().cloned()),
-            None => extra.push((t.tag.clone(), t.lines.clone())),
+        match extra.iter_mut().find(|(k, _)| k.as_str() == t.tag) {
+            Some((_, v)) => v.extend(owned(&t.lines)),
+            None => extra.push((t.tag.to_string(), owned(&t.lines))),
         }
     }
     r.extra = extra;
     r
+}
+
+fn owned(lines: &[Cow<'_, str>]) -> Vec<String> {
+    lines.iter().map(|l| l.to_string()).collect()
 }
 
 /// A CSV header compared on its letters and digits, lower-case
@@ -702,7 +709,7 @@ pub fn read_export(export: &str, file_name: &str, ext: &str, bytes: &[u8]) -> Ve
     };
     let (raws, errors, database) = match format {
         Format::Ris => {
-            let (r, e) = ris::parse(text);
+            let (r, e) = in_parts(text, "TY  -", ris::parse);
             (r, e, None)
         }
         Format::Wos => {
@@ -717,7 +724,7 @@ pub fn read_export(export: &str, file_name: &str, ext: &str, bytes: &[u8]) -> Ve
             (r, e, db)
         }
         Format::Medline => {
-            let (r, e) = medline::parse(text);
+            let (r, e) = in_parts(text, "PMID-", medline::parse);
             (r, e, None)
         }
         Format::Bibtex => {
@@ -730,23 +737,28 @@ pub fn read_export(export: &str, file_name: &str, ext: &str, bytes: &[u8]) -> Ve
         }
     };
     let database = database.unwrap_or_else(|| file_name.to_string());
-    // Records whose tags are all the same get the same digest; the second
-    // and later ones are told apart by their place among those.
-    let mut seen: HashMap<String, usize> = HashMap::new();
-    let mut out: Vec<Record> = Vec::with_capacity(raws.len() + errors.len());
+    // Records made and digested in parallel; whose tags are all the same
+    // get the same digest, and the second and later ones are told apart by
+    // their place among those.
     let n_raws = raws.len();
-    for raw in raws {
-        let mut r = to_record(&raw, format, &database);
-        r.export = export.to_string();
-        let c = canonical(&raw);
-        let id = digest(&[file_name, &c]);
-        let k = seen.entry(id.clone()).or_default();
+    let made: Vec<(Record, String)> = raws
+        .into_par_iter()
+        .map(|raw| {
+            let mut r = to_record(&raw, format, &database);
+            r.export = export.to_string();
+            let c = canonical(&raw);
+            r.record_id = digest(&[file_name, &c]);
+            (r, c)
+        })
+        .collect();
+    let mut seen: HashMap<String, usize> = HashMap::new();
+    let mut out: Vec<Record> = Vec::with_capacity(n_raws + errors.len());
+    for (mut r, c) in made {
+        let k = seen.entry(r.record_id.clone()).or_default();
         *k += 1;
-        r.record_id = if *k == 1 {
-            id
-        } else {
-            digest(&[file_name, &c, &k.to_string()])
-        };
+        if *k > 1 {
+            r.record_id = digest(&[file_name, &c, &k.to_string()]);
+        }
         out.push(r);
     }
     for e in errors {
@@ -760,6 +772,91 @@ pub fn read_export(export: &str, file_name: &str, ext: &str, bytes: &[u8]) -> Ve
     }
     out.sort_by_key(|r| r.line);
     out
+}
+
+/// Texts larger than this are parsed in parts, in parallel.
+const PART_BYTES: usize = 2 << 20;
+
+/// Parses a tagged export in parts cut where a line starts a record
+/// (`start`), in parallel, with the parts' line numbers made the file's.
+fn in_parts<'a>(
+    text: &'a str,
+    start: &str,
+    parse: fn(&'a str) -> (Vec<Raw<'a>>, Vec<RawError>),
+) -> (Vec<Raw<'a>>, Vec<RawError>) {
+    if text.len() <= PART_BYTES {
+        return parse(text);
+    }
+    // Cut points: the first record start at or after each part's size.
+    let mut cuts = vec![0usize];
+    let mut at = PART_BYTES;
+    while at < text.len() {
+        let from = text[..at].rfind('\n').map_or(0, |i| i + 1);
+        match text[from..].find(&format!("\n{start}")) {
+            Some(i) => {
+                let cut = from + i + 1;
+                if cut > *cuts.last().expect("cuts") {
+                    cuts.push(cut);
+                }
+                at = cut + PART_BYTES;
+            }
+            None => break,
+        }
+    }
+    cuts.push(text.len());
+    let parts: Vec<(usize, &'a str)> = cuts.windows(2).map(|w| (w[0], &text[w[0]..w[1]])).collect();
+    let offsets: Vec<usize> = {
+        let mut line = 0;
+        parts
+            .iter()
+            .map(|(_, p)| {
+                let o = line;
+                line += p.bytes().filter(|&b| b == b'\n').count();
+                o
+            })
+            .collect()
+    };
+    let parsed: Vec<(Vec<Raw<'a>>, Vec<RawError>)> = parts
+        .par_iter()
+        .zip(offsets.par_iter())
+        .map(|((_, p), &off)| {
+            let (mut r, mut e) = parse(p);
+            for x in &mut r {
+                x.line += off;
+            }
+            for x in &mut e {
+                x.line += off;
+                x.message = renumber(&x.message, off);
+            }
+            (r, e)
+        })
+        .collect();
+    let mut raws = Vec::new();
+    let mut errors = Vec::new();
+    for (r, e) in parsed {
+        raws.extend(r);
+        errors.extend(e);
+    }
+    (raws, errors)
+}
+
+/// A parser's message with its `line N` numbers moved by `off` lines.
+fn renumber(message: &str, off: usize) -> String {
+    if off == 0 {
+        return message.to_string();
+    }
+    let re = regex_line();
+    re.replace_all(message, |c: &regex::Captures| {
+        let n: usize = c[1].parse().unwrap_or(0);
+        format!("line {}", n + off)
+    })
+    .into_owned()
+}
+
+fn regex_line() -> &'static regex::Regex {
+    static RE: std::sync::LazyLock<regex::Regex> =
+        std::sync::LazyLock::new(|| regex::Regex::new(r"\bline (\d+)").expect("regex"));
+    &RE
 }
 
 /// 16 hex digits of the SHA-256 of the parts.
@@ -845,6 +942,28 @@ mod tests {
         assert_ne!(a[0].record_id, a[1].record_id);
         assert_eq!(a[0].record_id, b[0].record_id);
         assert_eq!(a[1].record_id, b[1].record_id);
+    }
+
+    #[test]
+    fn a_large_export_reads_the_same_in_parts() {
+        let mut text = String::new();
+        for i in 0..40_000 {
+            text.push_str(&format!(
+                "TY  - JOUR\nTI  - Record number {i} of many\nPY  - 2001\nER  - \n\n"
+            ));
+        }
+        text.push_str("TY  - JOUR\nTI  - Cut off\n");
+        assert!(text.len() > 2 * PART_BYTES / 2);
+        let whole = ris::parse(&text);
+        let parts = in_parts(&text, "TY  -", ris::parse);
+        assert_eq!(parts.0, whole.0);
+        assert_eq!(parts.1, whole.1);
+        assert_eq!(whole.1.len(), 1);
+        assert!(
+            whole.1[0].message.starts_with("line 200001:"),
+            "{}",
+            whole.1[0].message
+        );
     }
 
     #[test]

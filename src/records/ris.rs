@@ -33,7 +33,7 @@ fn ris_tag(line: &str) -> Option<(&str, &str)> {
 }
 
 /// Reads RIS text into records.
-pub fn parse(text: &str) -> (Vec<Raw>, Vec<RawError>) {
+pub fn parse(text: &str) -> (Vec<Raw<'_>>, Vec<RawError>) {
     let mut out = Vec::new();
     let mut errors = Vec::new();
     let mut current: Option<Raw> = None;
@@ -44,7 +44,7 @@ pub fn parse(text: &str) -> (Vec<Raw>, Vec<RawError>) {
             None => {
                 // Only a type tag opens a record.
                 if let Some(("TY", v)) = ris_tag(line) {
-                    current = Some(Raw::new(n, "TY", v));
+                    current = Some(Raw::new(n, "TY", v.into()));
                 } else if let Some((tag, _)) = ris_tag(line) {
                     if tag != "ER" {
                         errors.push(RawError {
@@ -69,16 +69,16 @@ pub fn parse(text: &str) -> (Vec<Raw>, Vec<RawError>) {
                         ),
                     });
                     out.push(open);
-                    current = Some(Raw::new(n, "TY", v));
+                    current = Some(Raw::new(n, "TY", v.into()));
                 }
                 Some((tag, v)) => rec.tags.push(TagValue {
-                    tag: tag.to_string(),
-                    lines: vec![v.to_string()],
+                    tag: tag.into(),
+                    lines: vec![v.into()],
                 }),
                 None => {
                     let v = line.trim();
                     if let Some(last) = rec.tags.last_mut() {
-                        last.lines.push(v.to_string());
+                        last.lines.push(v.into());
                     }
                 }
             },
@@ -97,9 +97,11 @@ pub fn parse(text: &str) -> (Vec<Raw>, Vec<RawError>) {
     // Continuation lines that were blank carry nothing.
     for r in &mut out {
         for t in &mut r.tags {
-            let first = t.lines.remove(0);
-            t.lines.retain(|l| !l.is_empty());
-            t.lines.insert(0, first);
+            if t.lines.len() > 1 {
+                let first = t.lines.remove(0);
+                t.lines.retain(|l| !l.is_empty());
+                t.lines.insert(0, first);
+            }
         }
     }
     (out, errors)
@@ -115,7 +117,7 @@ pub fn is_wos(text: &str) -> bool {
 /// Reads a Web of Science export: two-character tags, a space, the value;
 /// continuation lines start with three spaces; `PT` opens a record, `ER`
 /// closes it, `FN`, `VR` and `EF` are the file's.
-pub fn parse_wos(text: &str) -> (Vec<Raw>, Vec<RawError>, Option<String>) {
+pub fn parse_wos(text: &str) -> (Vec<Raw<'_>>, Vec<RawError>, Option<String>) {
     let mut out = Vec::new();
     let mut errors = Vec::new();
     let mut file_name = None;
@@ -144,7 +146,7 @@ pub fn parse_wos(text: &str) -> (Vec<Raw>, Vec<RawError>, Option<String>) {
                     });
                     out.push(open);
                 }
-                current = Some(Raw::new(n, "PT", value));
+                current = Some(Raw::new(n, "PT", value.into()));
             }
             ("ER", cur) => {
                 if let Some(r) = cur.take() {
@@ -153,12 +155,12 @@ pub fn parse_wos(text: &str) -> (Vec<Raw>, Vec<RawError>, Option<String>) {
             }
             ("", Some(rec)) => {
                 if let Some(last) = rec.tags.last_mut() {
-                    last.lines.push(value.to_string());
+                    last.lines.push(value.into());
                 }
             }
             (tag, Some(rec)) => rec.tags.push(TagValue {
-                tag: tag.to_string(),
-                lines: vec![value.to_string()],
+                tag: tag.into(),
+                lines: vec![value.into()],
             }),
             (_, None) => errors.push(RawError {
                 line: n,

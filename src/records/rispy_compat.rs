@@ -180,7 +180,7 @@ fn rispy_view(raw: &Raw, wos: bool) -> Value {
                 vec![json!(l)]
             }
         };
-        if list_tags.contains(&t.tag.as_str()) {
+        if list_tags.contains(&t.tag.as_ref()) {
             let e = out.entry(name).or_insert_with(|| json!([]));
             for l in &t.lines {
                 e.as_array_mut().expect("list").extend(split(l));
