@@ -741,26 +741,26 @@ pub fn read_export(export: &str, file_name: &str, ext: &str, bytes: &[u8]) -> Ve
     // get the same digest, and the second and later ones are told apart by
     // their place among those.
     let n_raws = raws.len();
-    let made: Vec<(Record, String)> = raws
-        .into_par_iter()
+    let made: Vec<Record> = raws
+        .par_iter()
         .map(|raw| {
-            let mut r = to_record(&raw, format, &database);
+            let mut r = to_record(raw, format, &database);
             r.export = export.to_string();
-            let c = canonical(&raw);
-            r.record_id = digest(&[file_name, &c]);
-            (r, c)
+            r.record_id = digest(&[file_name, &canonical(raw)]);
+            r
         })
         .collect();
     let mut seen: HashMap<String, usize> = HashMap::new();
     let mut out: Vec<Record> = Vec::with_capacity(n_raws + errors.len());
-    for (mut r, c) in made {
+    for (i, mut r) in made.into_iter().enumerate() {
         let k = seen.entry(r.record_id.clone()).or_default();
         *k += 1;
         if *k > 1 {
-            r.record_id = digest(&[file_name, &c, &k.to_string()]);
+            r.record_id = digest(&[file_name, &canonical(&raws[i]), &k.to_string()]);
         }
         out.push(r);
     }
+    drop(raws);
     for e in errors {
         out.push(failed(e.line, e.message));
     }
