@@ -200,11 +200,15 @@ pub struct Record {
 
 /// Text of an export: UTF-8 (a BOM dropped), UTF-16 with a BOM, or the
 /// legacy encoding the bytes look like; `Err` for what is not text.
-pub fn decode(bytes: &[u8]) -> Result<String, String> {
+pub fn decode(bytes: &[u8]) -> Result<Cow<'_, str>, String> {
     if bytes.is_empty() {
         return Err("the file is empty (0 bytes): export the records again".into());
     }
-    let text = crate::ingest::txt::decode(bytes);
+    // UTF-8 (most exports) is read where it lies, without a copy.
+    let text = match std::str::from_utf8(bytes) {
+        Ok(s) => Cow::Borrowed(s),
+        Err(_) => Cow::Owned(crate::ingest::txt::decode(bytes)),
+    };
     if text.contains('\0') {
         return Err("this is not a text file (it holds NUL bytes): export the records as RIS, MEDLINE (.nbib), BibTeX or CSV".into());
     }
