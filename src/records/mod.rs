@@ -226,6 +226,19 @@ pub fn detect(ext: &str, text: &str) -> Option<Format> {
     if medline::is_medline(text) {
         return Some(Format::Medline);
     }
+    // A tab-separated export under another name (Web of Science's
+    // "savedrecs.txt"): a header row of tabs naming a title column.
+    let header = text.lines().next().unwrap_or_default();
+    if header.matches('\t').count() >= 2
+        && header.split('\t').any(|h| {
+            matches!(
+                header_key(h).as_str(),
+                "ti" | "title" | "articletitle" | "documenttitle"
+            )
+        })
+    {
+        return Some(Format::Csv);
+    }
     if ris::is_wos(text) {
         return Some(Format::Wos);
     }
@@ -967,6 +980,24 @@ mod tests {
             whole.1[0].message.starts_with("line 200001:"),
             "{}",
             whole.1[0].message
+        );
+    }
+
+    #[test]
+    fn a_web_of_science_tab_export_named_txt() {
+        let text = "PT\tAU\tTI\tSO\tPY\tDI\tUT\nJ\tSmith, J; Okafor, A\tCognitive load\tJ EDUC PSYCHOL\t2019\t10.1037/EDU0000123\tWOS:000123\n";
+        let rows = read_export("x/savedrecs.txt", "savedrecs.txt", "txt", text.as_bytes());
+        assert_eq!(rows.len(), 1, "{rows:?}");
+        let r = &rows[0];
+        assert_eq!(r.format, Some(Format::Csv));
+        assert_eq!(r.title.as_deref(), Some("Cognitive load"));
+        assert_eq!(r.authors, vec!["Smith, J", "Okafor, A"]);
+        assert_eq!(r.year, Some(2019));
+        assert_eq!(r.doi.as_deref(), Some("10.1037/edu0000123"));
+        assert_eq!(r.venue.as_deref(), Some("J EDUC PSYCHOL"));
+        assert_eq!(
+            r.extra,
+            vec![("UT".to_string(), vec!["WOS:000123".to_string()])]
         );
     }
 
