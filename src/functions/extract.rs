@@ -47,9 +47,15 @@ pub struct ExtractFn {
 impl ExtractFn {
     fn usage(&self) -> &'static str {
         match self.kind {
-            Kind::Extract => "extract(src, protocol [, 'included'])",
-            Kind::Evidence => "evidence(src, protocol [, 'included'])",
-            Kind::Sql => "extract_sql(src, protocol [, 'included'])",
+            Kind::Extract => {
+                "extract(src, protocol [, 'included' | 'records, files=FOLDER[, included]'])"
+            }
+            Kind::Evidence => {
+                "evidence(src, protocol [, 'included' | 'records, files=FOLDER[, included]'])"
+            }
+            Kind::Sql => {
+                "extract_sql(src, protocol [, 'included' | 'records, files=FOLDER[, included]'])"
+            }
             Kind::Screen => "screen(src, protocol [, 'records, files=FOLDER'])",
             Kind::ScreenSql => "screen_sql(src, protocol [, 'records, files=FOLDER'])",
         }
@@ -73,27 +79,7 @@ impl TableFunctionImpl for ExtractFn {
             );
         }
         let third = str_arg(&vals, 2, usage, "the third argument")?;
-        let mut records = None;
-        let scope = match third.as_deref().map(str::trim) {
-            None | Some("all") => Scope::All,
-            Some("included") if !screening => Scope::Included,
-            Some(r) if screening && (r == "records" || r.starts_with("records,") || r.starts_with("records;")) => {
-                let rest = r["records".len()..].trim_start_matches([',', ';']);
-                let raw = super::parse_options(rest, usage, super::records::OPTIONS)?;
-                records = Some(raw);
-                Scope::All
-            }
-            Some(other) if screening => {
-                return plan_err!(
-                    "{usage}: the third argument is 'records' (the source is reference-manager exports), with records' options ('records, files=FOLDER'), got '{other}'"
-                )
-            }
-            Some(other) => {
-                return plan_err!(
-                    "{usage}: the third argument is 'included' (only what the protocol's screening includes) or 'all', got '{other}'"
-                )
-            }
-        };
+        let (scope, records) = third_argument(third.as_deref(), screening, usage)?;
         let Some(src) = str_arg(&vals, 0, usage, "the source")? else {
             return plan_err!("{usage}: the source is missing");
         };
@@ -139,6 +125,55 @@ impl TableFunctionImpl for ExtractFn {
         }
         run_table(state, run).map_err(|e| e.context(usage))
     }
+}
+
+/// The third argument: `'included'` or `'all'` (extraction), and/or
+/// `'records'` with records' options (`'records, files=DIR[, included]'`):
+/// the source is reference-manager exports, read as their records' files
+/// or titles and abstracts.
+type Third = (Scope, Option<std::collections::BTreeMap<String, String>>);
+
+fn third_argument(third: Option<&str>, screening: bool, usage: &str) -> Result<Third> {
+    let Some(third) = third.map(str::trim) else {
+        return Ok((Scope::All, None));
+    };
+    let mut scope = Scope::All;
+    let mut records = false;
+    let mut options: Vec<&str> = Vec::new();
+    for item in third
+        .split([',', ';'])
+        .map(str::trim)
+        .filter(|i| !i.is_empty())
+    {
+        match item {
+            "records" => records = true,
+            "all" => scope = Scope::All,
+            "included" if !screening => scope = Scope::Included,
+            i if i.contains('=') => options.push(i),
+            other => {
+                return plan_err!(
+                    "{usage}: the third argument is {}'records' (the source is reference-manager exports) with records' options ('records, files=FOLDER'), got '{other}'",
+                    if screening { "" } else { "'included' (only what the protocol's screening includes), 'all', or " }
+                )
+            }
+        }
+    }
+    if !options.is_empty() && !records {
+        return plan_err!(
+            "{usage}: options ({}) need 'records' first: 'records, files=FOLDER'",
+            options.join(", ")
+        );
+    }
+    let raw = if records {
+        Some(super::parse_options(
+            &options.join(", "),
+            usage,
+            super::records::OPTIONS,
+        )?)
+    } else {
+        None
+    };
+    Ok((scope, raw))
 }
 
 impl ExtractFn {

@@ -286,3 +286,79 @@ async fn screening_records_on_files_and_abstracts() {
     // Everything the flow needed came from the store: no request again.
     assert_eq!(srv.count(), 2);
 }
+
+/// `extract` over records, only what their screening includes: the one
+/// included record is extracted from its file; the rows are the records'.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn extracting_the_included_records() {
+    use quarry::model::test_server::{Action, Rule, TestServer};
+    let screen = |d: &str, quote: &str| {
+        Action::Reply(serde_json::json!({"decision": d, "reason": "as stated", "criterion": null, "quote": quote}).to_string())
+    };
+    let srv = TestServer::start(
+        vec![
+            Rule {
+                needle: "You are extracting data".into(),
+                actions: vec![Action::Reply(
+                    serde_json::json!({"n": 120, "n__quote": "A randomised trial of spacing in 120 pupils."}).to_string(),
+                )],
+            },
+            Rule {
+                needle: "Spaced practice improved retention".into(),
+                actions: vec![screen("include", "A randomised trial of spacing in 120 pupils.")],
+            },
+            Rule {
+                needle: "We surveyed 300 teachers".into(),
+                actions: vec![screen("exclude", "We surveyed 300 teachers.")],
+            },
+        ],
+        std::time::Duration::ZERO,
+    )
+    .await
+    .expect("server");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (ex, files, _) = review(dir.path());
+    let proto = dir.path().join("extract.toml");
+    std::fs::write(
+        &proto,
+        format!("{REVIEW_PROTOCOL}\n[[fields]]\nname = \"n\"\ndescription = \"Number of participants\"\ntype = \"integer\"\n"),
+    )
+    .expect("protocol");
+    let proto = q(&proto.display().to_string());
+    let cfg = format!(
+        "[model]\nname = \"gpt-4o-mini\"\n[endpoints.default]\nbase_url = \"{}\"\nbackoff_initial_ms = 5\n",
+        srv.base_url()
+    );
+    let c = quarry::model::test_server::session_in(dir.path(), &cfg).expect("session");
+    let got = table(
+        &c,
+        &format!(
+            "SELECT r.title, e.n, e.n_filled, e.n_unverified, e.status FROM extract('{ex}', '{proto}', 'records, files={files}, included') e JOIN records('{ex}') r ON r.record_id = e.source ORDER BY r.title"
+        ),
+    )
+    .await;
+    assert_eq!(
+        got,
+        "+-------------------------------+-----+----------+--------------+--------+\n\
+         | title                         | n   | n_filled | n_unverified | status |\n\
+         +-------------------------------+-----+----------+--------------+--------+\n\
+         | A randomised trial of spacing | 120 | 1        | 0            | ok     |\n\
+         +-------------------------------+-----+----------+--------------+--------+"
+    );
+    let bodies: Vec<String> = srv.requests().iter().map(|r| r.body.to_string()).collect();
+    assert_eq!(
+        bodies
+            .iter()
+            .filter(|b| b.contains("You are extracting data"))
+            .count(),
+        1,
+        "only the included record is extracted"
+    );
+    let e = crate::common::sql(
+        &c,
+        &format!("SELECT * FROM extract('{ex}', '{proto}', 'files={files}')"),
+    )
+    .await
+    .expect_err("options without records");
+    assert!(e.to_string().contains("need 'records' first"), "{e}");
+}
