@@ -565,6 +565,7 @@ fn to_record(raw: &Raw, format: Format, database: &str) -> Record {
                 "so",
                 "publicationname",
                 "journaltitle",
+                "journalbook",
             ]);
             r.volume = take(&["volume", "vl"]);
             r.issue = take(&["issue", "is", "number"]);
@@ -999,6 +1000,18 @@ mod tests {
             r.extra,
             vec![("UT".to_string(), vec!["WOS:000123".to_string()])]
         );
+    }
+
+    #[test]
+    fn a_pubmed_csv_export() {
+        let text = "PMID,Title,Authors,Citation,First Author,Journal/Book,Publication Year,Create Date,PMCID,NIHMS ID,DOI\n\
+                    31000001,Spacing and retention.,\"Okafor A, Smith J\",Learning. 2021;4:1-9.,Okafor A,Learning,2021,2021/01/02,,,10.1000/abc.1\n";
+        let rows = read_export("x/pubmed.csv", "pubmed.csv", "csv", text.as_bytes());
+        assert_eq!(rows.len(), 1, "{rows:?}");
+        let r = &rows[0];
+        assert_eq!((r.pmid.as_deref(), r.year, r.venue.as_deref()), (Some("31000001"), Some(2021), Some("Learning")));
+        assert_eq!(r.authors, vec!["Okafor A", "Smith J"]);
+        assert_eq!(r.doi.as_deref(), Some("10.1000/abc.1"));
     }
 
     #[test]
