@@ -15,12 +15,12 @@ use datafusion::arrow::array::{
     ArrayRef, Int32Builder, Int64Builder, ListBuilder, MapBuilder, RecordBatch, StringBuilder,
 };
 use datafusion::arrow::datatypes::{DataType, Field, Fields, Schema, SchemaRef};
-use datafusion::catalog::streaming::StreamingTable;
 use datafusion::catalog::{TableFunctionArgs, TableFunctionImpl, TableProvider};
 use datafusion::common::{plan_err, DataFusionError, Result};
 use datafusion::execution::TaskContext;
 use datafusion::physical_plan::stream::RecordBatchStreamAdapter;
 use datafusion::physical_plan::streaming::PartitionStream;
+use datafusion::physical_plan::streaming::StreamingTableExec;
 use datafusion::physical_plan::SendableRecordBatchStream;
 use futures::StreamExt;
 
@@ -86,106 +86,105 @@ pub static RECORDS: LazyLock<SchemaRef> = LazyLock::new(|| {
     ]))
 });
 
-/// One batch of records with what the first pass settled.
-pub fn records_batch(rows: &[(Record, Outcome)], settled: &Settled) -> Result<RecordBatch> {
-    let n = rows.len();
-    let text = || StringBuilder::with_capacity(n, n * 16);
-    let (mut id, mut export, mut format, mut database, mut ty, mut title) =
-        (text(), text(), text(), text(), text(), text());
-    let (mut venue, mut volume, mut issue, mut pages, mut doi, mut pmid) =
-        (text(), text(), text(), text(), text(), text());
-    let (mut abs, mut url, mut file_path, mut dup, mut dup_rule, mut matched) =
-        (text(), text(), text(), text(), text(), text());
-    let (mut match_rule, mut status, mut note) = (text(), text(), text());
-    let mut line = Int64Builder::with_capacity(n);
-    let mut year = Int32Builder::with_capacity(n);
-    let mut authors = ListBuilder::new(StringBuilder::new());
-    let mut keywords = ListBuilder::new(StringBuilder::new());
-    let mut extra = MapBuilder::new(
-        None,
-        StringBuilder::new(),
-        ListBuilder::new(StringBuilder::new()),
-    );
-    for (r, o) in rows {
-        id.append_value(&r.record_id);
-        export.append_value(&r.export);
-        line.append_option((r.line > 0).then_some(r.line as i64));
-        format.append_option(r.format.map(|f| f.as_str()));
-        database.append_value(&r.database);
-        ty.append_option(r.ty.as_deref());
-        title.append_option(r.title.as_deref());
-        for a in &r.authors {
-            authors.values().append_value(a);
+/// One column of the `records` table.
+fn column(name: &str, rows: &[(Record, Outcome)], settled: &Settled) -> Result<ArrayRef> {
+    let text = |f: &dyn Fn(&Record, &Outcome) -> Option<String>| -> ArrayRef {
+        let mut b = StringBuilder::with_capacity(rows.len(), rows.len() * 16);
+        for (r, o) in rows {
+            b.append_option(f(r, o));
         }
-        authors.append(true);
-        year.append_option(r.year);
-        venue.append_option(r.venue.as_deref());
-        volume.append_option(r.volume.as_deref());
-        issue.append_option(r.issue.as_deref());
-        pages.append_option(r.pages.as_deref());
-        doi.append_option(r.doi.as_deref());
-        pmid.append_option(r.pmid.as_deref());
-        abs.append_option(r.abstract_text.as_deref());
-        for k in &r.keywords {
-            keywords.values().append_value(k);
-        }
-        keywords.append(true);
-        url.append_option(r.url.as_deref());
-        file_path.append_option(r.file_path.as_deref());
-        for (k, vs) in &r.extra {
-            extra.keys().append_value(k);
-            for v in vs {
-                extra.values().values().append_value(v);
+        Arc::new(b.finish())
+    };
+    let list = |f: &dyn Fn(&Record) -> &[String]| -> ArrayRef {
+        let mut b = ListBuilder::new(StringBuilder::new());
+        for (r, _) in rows {
+            for v in f(r) {
+                b.values().append_value(v);
             }
-            extra.values().append(true);
+            b.append(true);
         }
-        extra.append(true)?;
-        dup.append_option(o.duplicate_of.as_ref().map(|(d, _)| d.as_str()));
-        dup_rule.append_option(o.duplicate_of.as_ref().map(|(_, r)| *r));
-        matched.append_option(o.matched.map(|(f, _)| settled.files[f].0.source.as_str()));
-        match_rule.append_option(o.matched.map(|(_, r)| r));
-        status.append_value(r.status.map_or("failed", |s| s.as_str()));
-        let n = match (&o.duplicate_of, &r.note) {
+        Arc::new(b.finish())
+    };
+    Ok(match name {
+        "record_id" => text(&|r, _| Some(r.record_id.clone())),
+        "export" => text(&|r, _| Some(r.export.clone())),
+        "line" => {
+            let mut b = Int64Builder::with_capacity(rows.len());
+            for (r, _) in rows {
+                b.append_option((r.line > 0).then_some(r.line as i64));
+            }
+            Arc::new(b.finish())
+        }
+        "format" => text(&|r, _| r.format.map(|f| f.as_str().to_string())),
+        "database" => text(&|r, _| Some(r.database.clone())),
+        "type" => text(&|r, _| r.ty.clone()),
+        "title" => text(&|r, _| r.title.clone()),
+        "authors" => list(&|r| &r.authors),
+        "year" => {
+            let mut b = Int32Builder::with_capacity(rows.len());
+            for (r, _) in rows {
+                b.append_option(r.year);
+            }
+            Arc::new(b.finish())
+        }
+        "venue" => text(&|r, _| r.venue.clone()),
+        "volume" => text(&|r, _| r.volume.clone()),
+        "issue" => text(&|r, _| r.issue.clone()),
+        "pages" => text(&|r, _| r.pages.clone()),
+        "doi" => text(&|r, _| r.doi.clone()),
+        "pmid" => text(&|r, _| r.pmid.clone()),
+        "abstract" => text(&|r, _| r.abstract_text.clone()),
+        "keywords" => list(&|r| &r.keywords),
+        "url" => text(&|r, _| r.url.clone()),
+        "file_path" => text(&|r, _| r.file_path.clone()),
+        "extra" => {
+            let mut b = MapBuilder::new(
+                None,
+                StringBuilder::new(),
+                ListBuilder::new(StringBuilder::new()),
+            );
+            for (r, _) in rows {
+                for (k, vs) in &r.extra {
+                    b.keys().append_value(k);
+                    for v in vs {
+                        b.values().values().append_value(v);
+                    }
+                    b.values().append(true);
+                }
+                b.append(true)?;
+            }
+            Arc::new(b.finish())
+        }
+        "duplicate_of" => text(&|_, o| o.duplicate_of.as_ref().map(|(d, _)| d.clone())),
+        "dedup_rule" => text(&|_, o| o.duplicate_of.as_ref().map(|(_, r)| r.to_string())),
+        "matched_source" => text(&|_, o| o.matched.map(|(f, _)| settled.files[f].0.source.clone())),
+        "match_rule" => text(&|_, o| o.matched.map(|(_, r)| r.to_string())),
+        "status" => text(&|r, _| Some(r.status.map_or("failed", |s| s.as_str()).to_string())),
+        "note" => text(&|r, o| match (&o.duplicate_of, &r.note) {
             (_, Some(n)) => Some(n.clone()),
             (Some(_), None) => None,
             (None, None) => o.match_note.clone(),
-        };
-        note.append_option(n);
-    }
-    let cols: Vec<ArrayRef> = vec![
-        Arc::new(id.finish()),
-        Arc::new(export.finish()),
-        Arc::new(line.finish()),
-        Arc::new(format.finish()),
-        Arc::new(database.finish()),
-        Arc::new(ty.finish()),
-        Arc::new(title.finish()),
-        Arc::new(authors.finish()),
-        Arc::new(year.finish()),
-        Arc::new(venue.finish()),
-        Arc::new(volume.finish()),
-        Arc::new(issue.finish()),
-        Arc::new(pages.finish()),
-        Arc::new(doi.finish()),
-        Arc::new(pmid.finish()),
-        Arc::new(abs.finish()),
-        Arc::new(keywords.finish()),
-        Arc::new(url.finish()),
-        Arc::new(file_path.finish()),
-        Arc::new(extra.finish()),
-        Arc::new(dup.finish()),
-        Arc::new(dup_rule.finish()),
-        Arc::new(matched.finish()),
-        Arc::new(match_rule.finish()),
-        Arc::new(status.finish()),
-        Arc::new(note.finish()),
-    ];
-    // The builders' own field names are the schema's.
-    let schema = RECORDS.clone();
-    let cols = cols
-        .into_iter()
-        .zip(schema.fields())
-        .map(|(c, f)| {
+        }),
+        other => {
+            return Err(DataFusionError::Internal(format!(
+                "records has no column {other}"
+            )));
+        }
+    })
+}
+
+/// One batch of records with what the first pass settled, with the columns
+/// of `schema` (the `records` table's, or a projection of it) only.
+pub fn records_batch(
+    rows: &[(Record, Outcome)],
+    settled: &Settled,
+    schema: &SchemaRef,
+) -> Result<RecordBatch> {
+    let cols = schema
+        .fields()
+        .iter()
+        .map(|f| {
+            let c = column(f.name(), rows, settled)?;
             if c.data_type() == f.data_type() {
                 Ok(c)
             } else {
@@ -195,7 +194,12 @@ pub fn records_batch(rows: &[(Record, Outcome)], settled: &Settled) -> Result<Re
             }
         })
         .collect::<Result<Vec<_>>>()?;
-    Ok(RecordBatch::try_new(schema, cols)?)
+    Ok(RecordBatch::try_new_with_options(
+        schema.clone(),
+        cols,
+        &datafusion::arrow::record_batch::RecordBatchOptions::new()
+            .with_row_count(Some(rows.len())),
+    )?)
 }
 
 /// Parses `records`' arguments into a record source.
@@ -250,16 +254,55 @@ impl TableFunctionImpl for Records {
             return plan_err!("{USAGE}: takes 1 or 2 arguments, got {}", vals.len());
         }
         let source = record_source(&vals, USAGE, 1)?;
-        let part = RecordsPartition { source };
-        Ok(Arc::new(StreamingTable::try_new(
-            RECORDS.clone(),
+        Ok(Arc::new(RecordsTable { source }))
+    }
+}
+
+/// The records of a source, building only the columns a query reads.
+#[derive(Debug)]
+struct RecordsTable {
+    source: RecordSource,
+}
+
+#[async_trait::async_trait]
+impl TableProvider for RecordsTable {
+    fn schema(&self) -> SchemaRef {
+        RECORDS.clone()
+    }
+
+    fn table_type(&self) -> datafusion::logical_expr::TableType {
+        datafusion::logical_expr::TableType::Temporary
+    }
+
+    async fn scan(
+        &self,
+        _state: &dyn datafusion::catalog::Session,
+        projection: Option<&Vec<usize>>,
+        _filters: &[datafusion::logical_expr::Expr],
+        limit: Option<usize>,
+    ) -> Result<Arc<dyn datafusion::physical_plan::ExecutionPlan>> {
+        let schema = match projection {
+            Some(p) => Arc::new(RECORDS.project(p)?),
+            None => RECORDS.clone(),
+        };
+        let part = RecordsPartition {
+            source: self.source.clone(),
+            schema: schema.clone(),
+        };
+        Ok(Arc::new(StreamingTableExec::try_new(
+            schema,
             vec![Arc::new(part)],
+            None,
+            Vec::<datafusion::physical_expr::LexOrdering>::new(),
+            false,
+            limit,
         )?))
     }
 }
 
 struct RecordsPartition {
     source: RecordSource,
+    schema: SchemaRef,
 }
 
 impl fmt::Debug for RecordsPartition {
@@ -272,18 +315,19 @@ impl fmt::Debug for RecordsPartition {
 
 impl PartitionStream for RecordsPartition {
     fn schema(&self) -> &SchemaRef {
-        &RECORDS
+        &self.schema
     }
 
     fn execute(&self, _ctx: Arc<TaskContext>) -> SendableRecordBatchStream {
-        let source = self.source.clone();
-        let stream = source
+        let schema = self.schema.clone();
+        let stream = self
+            .source
             .records()
-            .map(|r| {
+            .map(move |r| {
                 let (settled, rows) = r.map_err(DataFusionError::from)?;
-                records_batch(&rows, &settled)
+                records_batch(&rows, &settled, &schema)
             })
             .boxed();
-        Box::pin(RecordBatchStreamAdapter::new(RECORDS.clone(), stream))
+        Box::pin(RecordBatchStreamAdapter::new(self.schema.clone(), stream))
     }
 }

@@ -1009,7 +1009,10 @@ mod tests {
         let rows = read_export("x/pubmed.csv", "pubmed.csv", "csv", text.as_bytes());
         assert_eq!(rows.len(), 1, "{rows:?}");
         let r = &rows[0];
-        assert_eq!((r.pmid.as_deref(), r.year, r.venue.as_deref()), (Some("31000001"), Some(2021), Some("Learning")));
+        assert_eq!(
+            (r.pmid.as_deref(), r.year, r.venue.as_deref()),
+            (Some("31000001"), Some(2021), Some("Learning"))
+        );
         assert_eq!(r.authors, vec!["Okafor A", "Smith J"]);
         assert_eq!(r.doi.as_deref(), Some("10.1000/abc.1"));
     }
