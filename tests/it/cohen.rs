@@ -118,11 +118,7 @@ async fn shared_data_cohen_2006_title_abstract_screening_calibrated() {
     let srv = TestServer::start(rules, std::time::Duration::ZERO)
         .await
         .expect("server");
-    let cfg = format!(
-        "[model]\nname = \"gpt-4o-mini\"\n[endpoints.default]\nbase_url = \"{}\"\nbackoff_initial_ms = 5\nmax_in_flight = 16\n",
-        srv.base_url()
-    );
-    let c = quarry::model::test_server::session_in(dir.path(), &cfg).expect("session");
+    let c = crate::common::scripted_session(&srv.base_url(), dir.path(), "max_in_flight = 16");
     let exs = format!("{}/", ex.display());
     sql(
         &c,

@@ -87,3 +87,12 @@ pub fn wilson_by_hand(x: f64, n: f64) -> (f64, f64) {
     let h = z / den * (p * (1.0 - p) / n + z * z / (4.0 * n * n)).sqrt();
     ((c - h).max(0.0), (c + h).min(1.0))
 }
+
+/// A session whose model is served by a scripted test server at `url`
+/// (`extra`: more `[endpoints.default]` lines), with its store in `dir`.
+pub fn scripted_session(url: &str, dir: &Path, extra: &str) -> SessionContext {
+    let cfg = format!(
+        "[model]\nname = \"gpt-4o-mini\"\n[endpoints.default]\nbase_url = \"{url}\"\nbackoff_initial_ms = 5\n{extra}\n"
+    );
+    quarry::model::test_server::session_in(dir, &cfg).expect("session")
+}

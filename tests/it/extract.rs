@@ -35,8 +35,7 @@ fn protocol_file(dir: &Path, text: impl AsRef<str>) -> std::path::PathBuf {
 /// A session against `url` with its store and config in `dir`; `extra` is
 /// added to the endpoint's settings.
 fn session_with(url: &str, dir: &Path, extra: &str) -> datafusion::prelude::SessionContext {
-    let cfg = format!("[model]\nname = \"gpt-4o-mini\"\n[endpoints.default]\nbase_url = \"{url}\"\nbackoff_initial_ms = 5\n{extra}\n");
-    quarry::model::test_server::session_in(dir, &cfg).unwrap()
+    crate::common::scripted_session(url, dir, extra)
 }
 
 fn session(url: &str, dir: &Path) -> datafusion::prelude::SessionContext {

@@ -225,11 +225,7 @@ async fn screening_records_on_files_and_abstracts() {
     .expect("server");
     let dir = tempfile::tempdir().expect("tempdir");
     let (ex, files, proto) = review(dir.path());
-    let cfg = format!(
-        "[model]\nname = \"gpt-4o-mini\"\n[endpoints.default]\nbase_url = \"{}\"\nbackoff_initial_ms = 5\n",
-        srv.base_url()
-    );
-    let c = quarry::model::test_server::session_in(dir.path(), &cfg).expect("session");
+    let c = crate::common::scripted_session(&srv.base_url(), dir.path(), "");
     let got = table(
         &c,
         &format!(
@@ -325,11 +321,7 @@ async fn extracting_the_included_records() {
     )
     .expect("protocol");
     let proto = q(&proto.display().to_string());
-    let cfg = format!(
-        "[model]\nname = \"gpt-4o-mini\"\n[endpoints.default]\nbase_url = \"{}\"\nbackoff_initial_ms = 5\n",
-        srv.base_url()
-    );
-    let c = quarry::model::test_server::session_in(dir.path(), &cfg).expect("session");
+    let c = crate::common::scripted_session(&srv.base_url(), dir.path(), "");
     let got = table(
         &c,
         &format!(
