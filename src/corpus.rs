@@ -133,23 +133,34 @@ pub fn documents(
         })
         .scan(HashMap::<String, Entry>::new(), |seen, doc| {
             let doc = doc.map(|mut d| {
-                if d.status == Status::Ok {
-                    if let Some(id) = &d.document_id {
-                        match seen.get(id) {
-                            Some(first) => {
-                                d.status = Status::Duplicate;
-                                d.duplicate_of = Some(first.source.clone());
-                                d.original = Some(first.clone());
-                            }
-                            None => {
-                                seen.insert(id.clone(), d.entry.clone());
-                            }
-                        }
-                    }
-                }
+                mark_duplicate(seen, &mut d, true);
                 d
             });
             futures::future::ready(Some(doc))
         })
         .boxed()
+}
+
+/// Marks a document whose cleaned text an earlier one had (`seen`: the
+/// first copy of each `document_id`) as that one's duplicate. With
+/// `reread`, it keeps the first copy's entry, so a window without it can
+/// read it again; a document that cannot be read again (a record's title
+/// and abstract) leaves it out.
+pub fn mark_duplicate(seen: &mut HashMap<String, Entry>, d: &mut Document, reread: bool) {
+    if d.status != Status::Ok {
+        return;
+    }
+    let Some(id) = &d.document_id else { return };
+    match seen.get(id) {
+        Some(first) => {
+            d.status = Status::Duplicate;
+            d.duplicate_of = Some(first.source.clone());
+            if reread {
+                d.original = Some(first.clone());
+            }
+        }
+        None => {
+            seen.insert(id.clone(), d.entry.clone());
+        }
+    }
 }

@@ -113,16 +113,15 @@ impl TableFunctionImpl for ExtractFn {
             return plan_err!("{usage}: needs a quarry session");
         };
         let runtime = state.config().get_extension::<Runtime>();
-        let mut run = self.run(&src, &protocol, scope, runtime.as_deref());
-        if let Some(raw) = records {
-            let exports = super::source_arg(&vals, usage)?;
-            run.records = Some(super::records::record_source_from(exports, &raw, usage)?);
-            // Which files records are read from decides the rows too.
-            let opts: Vec<String> = raw.iter().map(|(k, v)| format!("{k}={v}")).collect();
-            run.salt = hex::encode(<sha2::Sha256 as sha2::Digest>::digest(
-                format!("{}|records|{}", run.salt, opts.join(",")).as_bytes(),
-            ));
-        }
+        let records = match records {
+            Some(raw) => Some(super::records::record_source_from(
+                super::source_arg(&vals, usage)?,
+                &raw,
+                usage,
+            )?),
+            None => None,
+        };
+        let run = self.run(&src, &protocol, scope, runtime.as_deref(), records);
         run_table(state, run).map_err(|e| e.context(usage))
     }
 }
@@ -179,7 +178,14 @@ fn third_argument(third: Option<&str>, screening: bool, usage: &str) -> Result<T
 impl ExtractFn {
     /// The run: the rendered stages and every table it makes (extraction
     /// and evidence, with the screening when it runs first; or screening).
-    fn run(&self, src: &str, p: &Protocol, scope: Scope, rt: Option<&Runtime>) -> Run {
+    fn run(
+        &self,
+        src: &str,
+        p: &Protocol,
+        scope: Scope,
+        rt: Option<&Runtime>,
+        records: Option<crate::records::corpus::RecordSource>,
+    ) -> Run {
         let (stages, outputs) = if matches!(self.kind, Kind::Screen | Kind::ScreenSql) {
             let st = split_stages(&render_screen(src, p));
             let o = vec![Output {
@@ -220,6 +226,14 @@ impl ExtractFn {
         }
         for o in &outputs {
             salt.push_str(&o.sql.replace(&sql_text(src), ""));
+        }
+        // Read as records, which files they are read from decides the rows too.
+        if let Some(r) = &records {
+            salt.push_str(&format!(
+                "|records|{:?}|{}",
+                r.files.as_ref().map(|f| &f.spec),
+                r.recursive
+            ));
         }
         if let Some(rt) = rt {
             let c = rt.config();
@@ -271,7 +285,7 @@ impl ExtractFn {
             want: usize::from(self.kind == Kind::Evidence),
             env: self.env.clone(),
             retry_failed: rt.is_some_and(Runtime::retry_failed),
-            records: None,
+            records,
         }
     }
 }

@@ -86,21 +86,31 @@ pub(crate) fn private_state(
     Ok((state, schema))
 }
 
-/// Plans on a thread with room for DataFusion's recursion; the caller
-/// awaits it without holding an executor thread.
+/// Starts `f` on a planning thread with room for DataFusion's recursion.
+fn planner<T: Send + 'static>(
+    f: impl FnOnce() -> T + Send + 'static,
+) -> Result<std::thread::JoinHandle<T>> {
+    std::thread::Builder::new()
+        .name("quarry-plan".into())
+        .stack_size(PLAN_STACK)
+        .spawn(f)
+        .map_err(|e| DataFusionError::Execution(format!("cannot start planning: {e}")))
+}
+
+fn stopped() -> DataFusionError {
+    DataFusionError::Execution("planning the rendered SQL stopped".into())
+}
+
+/// Plans on a planning thread; the caller awaits it without holding an
+/// executor thread.
 async fn on_big_stack<T: Send + 'static>(
     f: impl FnOnce() -> Result<T> + Send + 'static,
 ) -> Result<T> {
     let (tx, rx) = futures::channel::oneshot::channel();
-    std::thread::Builder::new()
-        .name("quarry-plan".into())
-        .stack_size(PLAN_STACK)
-        .spawn(move || {
-            let _ = tx.send(f());
-        })
-        .map_err(|e| DataFusionError::Execution(format!("cannot start planning: {e}")))?;
-    rx.await
-        .map_err(|_| DataFusionError::Execution("planning the rendered SQL stopped".into()))?
+    planner(move || {
+        let _ = tx.send(f());
+    })?;
+    rx.await.map_err(|_| stopped())?
 }
 
 /// The logical plan of `sql`.
@@ -110,17 +120,14 @@ pub(crate) async fn logical(state: &SessionState, sql: &str) -> Result<LogicalPl
 }
 
 /// The logical plan of `sql`, from synchronous code (a table function
-/// being planned): a thread of its own plans it, so a plan within a plan
-/// (a stage that calls `screen(...)`) never nests one executor in another.
+/// being planned): a planning thread of its own plans it, so a plan within
+/// a plan (a stage that calls `screen(...)`) never nests one executor in
+/// another.
 pub(crate) fn logical_blocking(state: &SessionState, sql: &str) -> Result<LogicalPlan> {
     let (state, sql) = (state.clone(), sql.to_string());
-    std::thread::Builder::new()
-        .name("quarry-plan".into())
-        .stack_size(PLAN_STACK)
-        .spawn(move || futures::executor::block_on(state.create_logical_plan(&sql)))
-        .map_err(|e| DataFusionError::Execution(format!("cannot start planning: {e}")))?
+    planner(move || futures::executor::block_on(state.create_logical_plan(&sql)))?
         .join()
-        .map_err(|_| DataFusionError::Execution("planning the rendered SQL stopped".into()))?
+        .map_err(|_| stopped())?
 }
 
 /// The physical plan of `sql`.

@@ -144,6 +144,27 @@ impl Settler {
     }
 }
 
+/// The stream a fallible future makes, its error as the one item.
+fn flat<T: Send + 'static>(
+    f: impl std::future::Future<Output = Result<BoxStream<'static, Result<T>>>> + Send + 'static,
+) -> BoxStream<'static, Result<T>> {
+    stream::once(f)
+        .map(|r| match r {
+            Ok(s) => s,
+            Err(e) => stream::iter(vec![Err(e)]).boxed(),
+        })
+        .flatten()
+        .boxed()
+}
+
+/// A record with what was settled for it: a repeat is `duplicate`.
+fn settled_row(mut r: Record, o: Outcome) -> (Record, Outcome) {
+    if o.duplicate_of.is_some() {
+        r.status = Some(Status::Duplicate);
+    }
+    (r, o)
+}
+
 /// Exports read at once. One: a large export is parsed in parts in
 /// parallel anyway, and a second export in flight cost more memory
 /// (100,000 records in 10 exports: 206 -> 181 MiB peak) than it saved
@@ -154,27 +175,27 @@ impl RecordSource {
     /// The records with what was settled for them: in one pass when they
     /// are not matched to files, else the two passes.
     pub fn records(&self) -> BoxStream<'static, Result<(Arc<Settled>, Rows)>> {
-        if self.files.is_none() {
-            let none = Arc::new(Settled::default());
-            return self
-                .single_pass()
-                .map(move |r| r.map(|rows| (none.clone(), rows)))
-                .boxed();
-        }
         let this = self.clone();
-        stream::once(async move {
+        flat(async move {
+            if this.files.is_none() {
+                // One pass: what it settles travels with the rows; the
+                // exports are listed once, for the rows and for a reader.
+                let exports = this.exports().await?;
+                let settled = Arc::new(Settled {
+                    exports: exports.clone(),
+                    ..Default::default()
+                });
+                return Ok(this
+                    .single_pass(exports)
+                    .map(move |r| r.map(|rows| (settled.clone(), rows)))
+                    .boxed());
+            }
             let settled = Arc::new(this.settle().await?);
-            Ok::<_, QuarryError>(
-                this.rows(settled.clone())
-                    .map(move |r| r.map(|rows| (settled.clone(), rows))),
-            )
+            Ok(this
+                .rows(settled.clone())
+                .map(move |r| r.map(|rows| (settled.clone(), rows)))
+                .boxed())
         })
-        .map(|r| match r {
-            Ok(s) => s.boxed(),
-            Err(e) => stream::iter(vec![Err(e)]).boxed(),
-        })
-        .flatten()
-        .boxed()
     }
 
     async fn exports(&self) -> Result<Vec<Entry>> {
@@ -208,28 +229,18 @@ impl RecordSource {
 
     /// Records with their duplicates settled, in one pass, when they are
     /// not matched to files (duplicates point back, so the order decides).
-    pub fn single_pass(&self) -> BoxStream<'static, Result<Rows>> {
-        let this = self.clone();
-        stream::once(async move { this.exports().await.map(|e| this.read_all(e)) })
-            .map(|r| match r {
-                Err(e) => stream::iter(vec![Err(e)]).boxed(),
-                Ok(s) => s
-                    .scan(Settler::default(), |settler, recs| {
-                        let rows = recs
-                            .into_iter()
-                            .map(|mut r| {
-                                let o = settler.take(&r);
-                                if o.duplicate_of.is_some() {
-                                    r.status = Some(Status::Duplicate);
-                                }
-                                (r, o)
-                            })
-                            .collect();
-                        futures::future::ready(Some(Ok(rows)))
+    fn single_pass(&self, exports: Vec<Entry>) -> BoxStream<'static, Result<Rows>> {
+        self.read_all(exports)
+            .scan(Settler::default(), |settler, recs| {
+                let rows = recs
+                    .into_iter()
+                    .map(|r| {
+                        let o = settler.take(&r);
+                        settled_row(r, o)
                     })
-                    .boxed(),
+                    .collect();
+                futures::future::ready(Some(Ok(rows)))
             })
-            .flatten()
             .boxed()
     }
 
@@ -303,12 +314,7 @@ impl RecordSource {
                     Ok(recs
                         .into_iter()
                         .zip(settled.outcomes[start..*offset].iter().cloned())
-                        .map(|(mut r, o)| {
-                            if o.duplicate_of.is_some() {
-                                r.status = Some(Status::Duplicate);
-                            }
-                            (r, o)
-                        })
+                        .map(|(r, o)| settled_row(r, o))
                         .collect())
                 };
                 futures::future::ready(Some(out))
@@ -356,17 +362,8 @@ impl RecordSource {
         spec: crate::ingest::IngestSpec,
     ) -> BoxStream<'static, Result<crate::ingest::Document>> {
         use crate::ingest::{finish, Document, Status as DocStatus};
-        let this = self.clone();
-        stream::once(async move {
-            let exports: std::collections::HashMap<String, Entry> = this
-                .exports()
-                .await?
-                .into_iter()
-                .map(|e| (e.source.clone(), e))
-                .collect();
-            let files = this.files.clone();
-            let rows = this.records();
-            let docs = rows
+        let files = self.files.clone();
+        self.records()
                 .map(move |batch| -> BoxStream<'static, Result<Document>> {
                     let (settled, batch) = match batch {
                         Ok(b) => b,
@@ -376,12 +373,11 @@ impl RecordSource {
                         .into_iter()
                         .filter(|(r, _)| r.status == Some(Status::Ok))
                         .collect();
-                    let (exports, files, store, spec) =
-                        (exports.clone(), files.clone(), store.clone(), spec.clone());
+                    let (files, store, spec) = (files.clone(), store.clone(), spec.clone());
                     stream::iter(wanted)
                         .map(move |(r, o)| {
-                            let (settled, exports, files, store, spec) =
-                                (settled.clone(), exports.clone(), files.clone(), store.clone(), spec.clone());
+                            let (settled, files, store, spec) =
+                                (settled.clone(), files.clone(), store.clone(), spec.clone());
                             async move {
                                 let mut doc = match (o.matched, &files) {
                                     (Some((f, _)), Some(src)) => {
@@ -389,9 +385,12 @@ impl RecordSource {
                                         crate::corpus::read_entry(src, store.as_ref(), entry, &spec).await
                                     }
                                     _ => {
-                                        let export = exports.get(&r.export).cloned().unwrap_or_else(|| {
-                                            Entry::local(std::path::Path::new(&r.export), 0)
-                                        });
+                                        let export = settled
+                                            .exports
+                                            .iter()
+                                            .find(|e| e.source == r.export)
+                                            .cloned()
+                                            .unwrap_or_else(|| Entry::local(std::path::Path::new(&r.export), 0));
                                         let mut entry = export.clone();
                                         entry.uri = format!("record:{}#{}", export.uri, r.record_id);
                                         entry.ext = RECORD_EXTRACTOR.into();
@@ -423,32 +422,13 @@ impl RecordSource {
                         .boxed()
                 })
                 .flatten()
-                .scan(std::collections::HashMap::<String, String>::new(), |seen, doc: Result<Document>| {
+                .scan(std::collections::HashMap::new(), |seen, doc: Result<Document>| {
                     let doc = doc.map(|mut d| {
-                        if d.status == DocStatus::Ok {
-                            if let Some(id) = &d.document_id {
-                                match seen.get(id) {
-                                    Some(first) => {
-                                        d.status = DocStatus::Duplicate;
-                                        d.duplicate_of = Some(first.clone());
-                                    }
-                                    None => {
-                                        seen.insert(id.clone(), d.entry.source.clone());
-                                    }
-                                }
-                            }
-                        }
+                        crate::corpus::mark_duplicate(seen, &mut d, false);
                         d
                     });
                     futures::future::ready(Some(doc))
-                });
-            Ok::<_, QuarryError>(docs)
-        })
-        .map(|r| match r {
-            Ok(s) => s.boxed(),
-            Err(e) => stream::iter(vec![Err(e)]).boxed(),
-        })
-        .flatten()
-        .boxed()
+                })
+                .boxed()
     }
 }
