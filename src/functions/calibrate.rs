@@ -85,6 +85,9 @@ fn frame_of(decision: &str) -> Option<&'static str> {
     }
 }
 
+/// The columns a screening names its records by, in order of preference.
+const SOURCE_COLUMNS: &[&str] = &["source", "document", "record_id"];
+
 /// Where the screening's decisions come from.
 #[derive(Debug, Clone)]
 enum Screening {
@@ -120,10 +123,7 @@ impl Screening {
                     .map(|s| s.trim().to_ascii_lowercase())
                     .collect();
                 let col = |names: &[&str]| h.iter().position(|c| names.contains(&c.as_str()));
-                let (Some(s), Some(d)) = (
-                    col(&["source", "document", "record_id"]),
-                    col(&["decision"]),
-                ) else {
+                let (Some(s), Some(d)) = (col(SOURCE_COLUMNS), col(&["decision"])) else {
                     return Err(DataFusionError::Execution(format!(
                         "the screening {path} needs a source (or document) column and a decision column"
                     )));
@@ -143,10 +143,7 @@ impl Screening {
                 for b in collect(plan, ctx).await? {
                     let col =
                         |names: &[&str]| names.iter().find_map(|n| b.column_by_name(n).cloned());
-                    let (Some(s), Some(d)) = (
-                        col(&["source", "document", "record_id"]),
-                        col(&["decision"]),
-                    ) else {
+                    let (Some(s), Some(d)) = (col(SOURCE_COLUMNS), col(&["decision"])) else {
                         return Err(DataFusionError::Execution(format!(
                             "the screening table {name} needs a source (or document) column and a decision column"
                         )));
