@@ -15,6 +15,10 @@
 //! chunks), at 25,000, 50,000 and 100,000 records (`QUARRY_BENCH_RECORDS`
 //! sets the largest), and once as one export of the largest size.
 //!
+//! Each tool runs three times on each input (after one run of each on the
+//! smallest, so that neither pays for loading its program from disk) and
+//! the run with the median time is reported.
+//!
 //! Run: `cargo bench --bench records` (release). Needs a Python with
 //! `rispy` 0.10 (`$QUARRY_VENV/bin/python`, else `python3`).
 
@@ -108,9 +112,17 @@ fn write_exports(bases: &[Base], n: usize, per: usize, dir: &Path) -> usize {
     dups
 }
 
+/// Runs `cmd` three times under GNU time, returning the stdout, wall
+/// seconds and peak resident set (MiB) of the run with the median time.
+fn measured(cmd: &mut Command) -> (String, f64, f64) {
+    let mut runs: Vec<(String, f64, f64)> = (0..3).map(|_| measured_once(cmd)).collect();
+    runs.sort_by(|a, b| a.1.total_cmp(&b.1));
+    runs.swap_remove(1)
+}
+
 /// Runs `cmd` under GNU time (`/usr/bin/time -f %M`), returning its
 /// stdout, wall seconds and peak resident set (MiB).
-fn measured(cmd: &mut Command) -> (String, f64, f64) {
+fn measured_once(cmd: &mut Command) -> (String, f64, f64) {
     let t = Instant::now();
     let out = cmd
         .output()
@@ -188,26 +200,32 @@ print(n, dups)
         .collect();
     sizes.push((largest, 10_000));
     sizes.push((largest, largest));
-    for (n, per) in sizes {
-        let d = tmp.path().join(format!("ris_{n}_{per}"));
-        let dups = write_exports(&bases, n, per, &d);
+    let quarry_on = |d: &Path| {
         let q = format!(
             "SELECT count(*) AS n, count(duplicate_of) AS dups FROM records('{}/')",
             d.display()
         );
-        let (qout, qs, qmem) = measured(
-            Command::new("/usr/bin/time")
-                .args(["-f", "%M"])
-                .arg(&quarry)
-                .args(["sql", "--no-store", "--format", "csv", "-c", &q]),
-        );
-        let (pout, ps, pmem) = measured(
-            Command::new("/usr/bin/time")
-                .args(["-f", "%M"])
-                .arg(&python)
-                .arg(&script)
-                .arg(&d),
-        );
+        let mut c = Command::new("/usr/bin/time");
+        c.args(["-f", "%M"])
+            .arg(&quarry)
+            .args(["sql", "--no-store", "--format", "csv", "-c", &q]);
+        c
+    };
+    let rispy_on = |d: &Path| {
+        let mut c = Command::new("/usr/bin/time");
+        c.args(["-f", "%M"]).arg(&python).arg(&script).arg(d);
+        c
+    };
+    let mut warm = true;
+    for (n, per) in sizes {
+        let d = tmp.path().join(format!("ris_{n}_{per}"));
+        let dups = write_exports(&bases, n, per, &d);
+        if std::mem::take(&mut warm) {
+            measured_once(&mut quarry_on(&d));
+            measured_once(&mut rispy_on(&d));
+        }
+        let (qout, qs, qmem) = measured(&mut quarry_on(&d));
+        let (pout, ps, pmem) = measured(&mut rispy_on(&d));
         let qn: Vec<&str> = qout.lines().nth(1).unwrap_or_default().split(',').collect();
         let pn: Vec<&str> = pout.split_whitespace().collect();
         assert_eq!(

@@ -87,8 +87,8 @@ pub static RECORDS: LazyLock<SchemaRef> = LazyLock::new(|| {
 });
 
 /// One column of the `records` table.
-fn column(name: &str, rows: &[(Record, Outcome)], settled: &Settled) -> Result<ArrayRef> {
-    let text = |f: &dyn Fn(&Record, &Outcome) -> Option<String>| -> ArrayRef {
+fn column<'a>(name: &str, rows: &'a [(Record, Outcome)], settled: &'a Settled) -> Result<ArrayRef> {
+    let text = |f: &dyn Fn(&'a Record, &'a Outcome) -> Option<&'a str>| -> ArrayRef {
         let mut b = StringBuilder::with_capacity(rows.len(), rows.len() * 16);
         for (r, o) in rows {
             b.append_option(f(r, o));
@@ -106,8 +106,8 @@ fn column(name: &str, rows: &[(Record, Outcome)], settled: &Settled) -> Result<A
         Arc::new(b.finish())
     };
     Ok(match name {
-        "record_id" => text(&|r, _| Some(r.record_id.clone())),
-        "export" => text(&|r, _| Some(r.export.clone())),
+        "record_id" => text(&|r, _| Some(&r.record_id)),
+        "export" => text(&|r, _| Some(&r.export)),
         "line" => {
             let mut b = Int64Builder::with_capacity(rows.len());
             for (r, _) in rows {
@@ -115,10 +115,10 @@ fn column(name: &str, rows: &[(Record, Outcome)], settled: &Settled) -> Result<A
             }
             Arc::new(b.finish())
         }
-        "format" => text(&|r, _| r.format.map(|f| f.as_str().to_string())),
-        "database" => text(&|r, _| Some(r.database.clone())),
-        "type" => text(&|r, _| r.ty.clone()),
-        "title" => text(&|r, _| r.title.clone()),
+        "format" => text(&|r, _| r.format.map(|f| f.as_str())),
+        "database" => text(&|r, _| Some(&r.database)),
+        "type" => text(&|r, _| r.ty.as_deref()),
+        "title" => text(&|r, _| r.title.as_deref()),
         "authors" => list(&|r| &r.authors),
         "year" => {
             let mut b = Int32Builder::with_capacity(rows.len());
@@ -127,16 +127,16 @@ fn column(name: &str, rows: &[(Record, Outcome)], settled: &Settled) -> Result<A
             }
             Arc::new(b.finish())
         }
-        "venue" => text(&|r, _| r.venue.clone()),
-        "volume" => text(&|r, _| r.volume.clone()),
-        "issue" => text(&|r, _| r.issue.clone()),
-        "pages" => text(&|r, _| r.pages.clone()),
-        "doi" => text(&|r, _| r.doi.clone()),
-        "pmid" => text(&|r, _| r.pmid.clone()),
-        "abstract" => text(&|r, _| r.abstract_text.clone()),
+        "venue" => text(&|r, _| r.venue.as_deref()),
+        "volume" => text(&|r, _| r.volume.as_deref()),
+        "issue" => text(&|r, _| r.issue.as_deref()),
+        "pages" => text(&|r, _| r.pages.as_deref()),
+        "doi" => text(&|r, _| r.doi.as_deref()),
+        "pmid" => text(&|r, _| r.pmid.as_deref()),
+        "abstract" => text(&|r, _| r.abstract_text.as_deref()),
         "keywords" => list(&|r| &r.keywords),
-        "url" => text(&|r, _| r.url.clone()),
-        "file_path" => text(&|r, _| r.file_path.clone()),
+        "url" => text(&|r, _| r.url.as_deref()),
+        "file_path" => text(&|r, _| r.file_path.as_deref()),
         "extra" => {
             let mut b = MapBuilder::new(
                 None,
@@ -155,15 +155,17 @@ fn column(name: &str, rows: &[(Record, Outcome)], settled: &Settled) -> Result<A
             }
             Arc::new(b.finish())
         }
-        "duplicate_of" => text(&|_, o| o.duplicate_of.as_ref().map(|(d, _)| d.clone())),
-        "dedup_rule" => text(&|_, o| o.duplicate_of.as_ref().map(|(_, r)| r.to_string())),
-        "matched_source" => text(&|_, o| o.matched.map(|(f, _)| settled.files[f].0.source.clone())),
-        "match_rule" => text(&|_, o| o.matched.map(|(_, r)| r.to_string())),
-        "status" => text(&|r, _| Some(r.status.map_or("failed", |s| s.as_str()).to_string())),
+        "duplicate_of" => text(&|_, o| o.duplicate_of.as_ref().map(|(d, _)| d.as_str())),
+        "dedup_rule" => text(&|_, o| o.duplicate_of.as_ref().map(|(_, r)| *r)),
+        "matched_source" => {
+            text(&|_, o| o.matched.map(|(f, _)| settled.files[f].0.source.as_str()))
+        }
+        "match_rule" => text(&|_, o| o.matched.map(|(_, r)| r)),
+        "status" => text(&|r, _| Some(r.status.map_or("failed", |s| s.as_str()))),
         "note" => text(&|r, o| match (&o.duplicate_of, &r.note) {
-            (_, Some(n)) => Some(n.clone()),
+            (_, Some(n)) => Some(n),
             (Some(_), None) => None,
-            (None, None) => o.match_note.clone(),
+            (None, None) => o.match_note.as_deref(),
         }),
         other => {
             return Err(DataFusionError::Internal(format!(

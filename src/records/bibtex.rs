@@ -208,10 +208,7 @@ pub fn parse(text: &str) -> (Vec<Raw<'static>>, Vec<RawError>) {
         if kind != "string" {
             c.skip_ws();
             let key = c.ident();
-            rec.tags.push(TagValue {
-                tag: "@key".into(),
-                lines: vec![key.into()],
-            });
+            rec.tags.push(TagValue::new("@key", key));
             c.skip_ws();
             if c.peek() == Some(b',') {
                 c.i += 1;
@@ -286,10 +283,7 @@ pub fn parse(text: &str) -> (Vec<Raw<'static>>, Vec<RawError>) {
             if kind == "string" {
                 macros.insert(name, value);
             } else {
-                rec.tags.push(TagValue {
-                    tag: name.into(),
-                    lines: vec![value.into()],
-                });
+                rec.tags.push(TagValue::new(name, value));
             }
         }
         if let Some(message) = &failed {

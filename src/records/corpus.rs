@@ -9,7 +9,7 @@ use futures::stream::{self, BoxStream, StreamExt};
 
 use super::dedup::{self, Dedup};
 use super::matching::{self, File};
-use super::{read_export, Record, Status};
+use super::{read_export_parts, Record, Status};
 use crate::error::{QuarryError, Result};
 use crate::source::{Entry, Source};
 
@@ -53,35 +53,81 @@ pub struct Settled {
     pub outcomes: Vec<Outcome>,
 }
 
-async fn read_one(source: &Source, entry: &Entry) -> Vec<Record> {
-    let bytes = match source.read(entry, MAX_EXPORT_BYTES).await {
-        Ok(b) => b,
-        Err(e) => {
-            return vec![Record {
-                record_id: format!("failed:{}", entry.file_name),
-                export: entry.source.clone(),
-                database: entry.file_name.clone(),
-                status: Some(Status::Failed),
-                note: Some(e.to_string()),
-                ..Default::default()
-            }]
-        }
+/// Parts of an export read ahead of the one being settled: the reader
+/// parses while the records before are settled and made into columns.
+const PARTS_AHEAD: usize = 1;
+
+/// One export's records, part by part (see [`read_export_parts`]); a file
+/// that cannot be read is one failed row.
+fn read_one(source: Arc<Source>, entry: Entry) -> BoxStream<'static, Vec<Record>> {
+    let failed = |entry: &Entry, note: String| Record {
+        record_id: format!("failed:{}", entry.file_name),
+        export: entry.source.clone(),
+        database: entry.file_name.clone(),
+        status: Some(Status::Failed),
+        note: Some(note),
+        ..Default::default()
     };
-    let (src, name, ext) = (
-        entry.source.clone(),
-        entry.file_name.clone(),
-        entry.ext.clone(),
-    );
-    tokio::task::spawn_blocking(move || read_export(&src, &name, &ext, &bytes))
-        .await
-        .unwrap_or_else(|e| {
-            vec![Record {
-                export: entry.source.clone(),
-                status: Some(Status::Failed),
-                note: Some(format!("reading this export stopped unexpectedly: {e}; please report it with the file attached")),
-                ..Default::default()
-            }]
-        })
+    enum State {
+        Start(Arc<Source>, Entry),
+        Reading(
+            tokio::sync::mpsc::Receiver<Vec<Record>>,
+            tokio::task::JoinHandle<()>,
+            Entry,
+        ),
+        Done,
+    }
+    // The next part, or at the end nothing more (or one failed row when the
+    // reader stopped unexpectedly).
+    async fn next_part(
+        part: Option<Vec<Record>>,
+        rx: tokio::sync::mpsc::Receiver<Vec<Record>>,
+        reader: tokio::task::JoinHandle<()>,
+        entry: Entry,
+    ) -> Option<(Vec<Record>, State)> {
+        match part {
+            Some(part) => Some((part, State::Reading(rx, reader, entry))),
+            None => match reader.await {
+                Ok(()) => None,
+                Err(e) => Some((
+                    vec![Record {
+                        export: entry.source.clone(),
+                        status: Some(Status::Failed),
+                        note: Some(format!("reading this export stopped unexpectedly: {e}; please report it with the file attached")),
+                        ..Default::default()
+                    }],
+                    State::Done,
+                )),
+            },
+        }
+    }
+    stream::unfold(State::Start(source, entry), move |state| async move {
+        match state {
+            State::Start(source, entry) => {
+                let bytes = match source.read(&entry, MAX_EXPORT_BYTES).await {
+                    Ok(b) => b,
+                    Err(e) => return Some((vec![failed(&entry, e.to_string())], State::Done)),
+                };
+                let (tx, mut rx) = tokio::sync::mpsc::channel(PARTS_AHEAD);
+                let (src, name, ext) = (
+                    entry.source.clone(),
+                    entry.file_name.clone(),
+                    entry.ext.clone(),
+                );
+                let reader = tokio::task::spawn_blocking(move || {
+                    read_export_parts(&src, &name, &ext, &bytes, &mut |part| {
+                        tx.blocking_send(part).is_ok()
+                    })
+                });
+                next_part(rx.recv().await, rx, reader, entry).await
+            }
+            State::Reading(mut rx, reader, entry) => {
+                next_part(rx.recv().await, rx, reader, entry).await
+            }
+            State::Done => None,
+        }
+    })
+    .boxed()
 }
 
 /// Duplicates settled record by record, in order, and (when records are
@@ -109,8 +155,8 @@ impl Settler {
             return out;
         }
         let dup = self.dedup.add(&dedup::Key {
-            doi: r.doi.clone(),
-            title: r.title.clone(),
+            doi: r.doi.as_deref(),
+            title: r.title.as_deref(),
             year: r.year,
         });
         self.seen.push((
@@ -165,12 +211,6 @@ fn settled_row(mut r: Record, o: Outcome) -> (Record, Outcome) {
     (r, o)
 }
 
-/// Exports read at once. One: a large export is parsed in parts in
-/// parallel anyway, and a second export in flight cost more memory
-/// (100,000 records in 10 exports: 206 -> 181 MiB peak) than it saved
-/// time (0.70 -> 0.64 s).
-const EXPORTS_AT_ONCE: usize = 1;
-
 impl RecordSource {
     /// The records with what was settled for them: in one pass when they
     /// are not matched to files, else the two passes.
@@ -219,11 +259,8 @@ impl RecordSource {
     fn read_all(&self, exports: Vec<Entry>) -> BoxStream<'static, Vec<Record>> {
         let source = self.exports.clone();
         stream::iter(exports)
-            .map(move |e| {
-                let source = source.clone();
-                async move { read_one(&source, &e).await }
-            })
-            .buffered(EXPORTS_AT_ONCE)
+            .map(move |e| read_one(source.clone(), e))
+            .flatten()
             .boxed()
     }
 

@@ -39,10 +39,8 @@ pub fn parse(text: &str) -> (Vec<Raw<'static>>, Vec<RawError>) {
                 for (name, value) in names.iter().zip(r.iter()) {
                     let value = value.trim();
                     if !value.is_empty() {
-                        rec.tags.push(TagValue {
-                            tag: name.clone().into(),
-                            lines: vec![value.to_string().into()],
-                        });
+                        rec.tags
+                            .push(TagValue::new(name.clone(), value.to_string()));
                     }
                 }
                 out.push(rec);

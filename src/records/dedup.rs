@@ -6,29 +6,64 @@
 //! and merging two studies is the error this exists to prevent.
 
 use std::collections::HashMap;
+use std::hash::{BuildHasher, BuildHasherDefault, Hasher};
 
-use sha2::{Digest, Sha256};
+use super::fold_words_into;
 
-use super::fold_words;
-
-/// 128 bits of a key's SHA-256: what dedup remembers of each DOI and title
-/// (a collision among a billion records is about 1 in 10^20).
+/// 128 bits of a key: two SipHash-1-3 digests under two random keys of
+/// this run (a collision among a billion records is about 1 in 10^20;
+/// marks never leave the run, so they need not be the same on the next).
 type Mark = [u8; 16];
 
-fn mark(s: &str) -> Mark {
-    let d = Sha256::digest(s.as_bytes());
-    let mut m = [0u8; 16];
-    m.copy_from_slice(&d[..16]);
-    m
+/// The two keyed hashers marks are made with.
+#[derive(Debug, Default)]
+struct Marker(std::hash::RandomState, std::hash::RandomState);
+
+impl Marker {
+    fn mark(&self, s: &str) -> Mark {
+        let mut m = [0u8; 16];
+        m[..8].copy_from_slice(&self.0.hash_one(s).to_le_bytes());
+        m[8..].copy_from_slice(&self.1.hash_one(s).to_le_bytes());
+        m
+    }
 }
 
+/// A hasher for keys that are digests already (or small numbers): FxHash's
+/// multiply and rotate, without SipHash's cost per record.
+#[derive(Default)]
+struct Fx(u64);
+
+impl Hasher for Fx {
+    fn write(&mut self, bytes: &[u8]) {
+        for c in bytes.chunks(8) {
+            let mut w = [0u8; 8];
+            w[..c.len()].copy_from_slice(c);
+            self.write_u64(u64::from_le_bytes(w));
+        }
+    }
+    fn write_u64(&mut self, n: u64) {
+        self.0 = (self.0.rotate_left(5) ^ n).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+    fn write_u32(&mut self, n: u32) {
+        self.write_u64(u64::from(n));
+    }
+    fn write_usize(&mut self, n: usize) {
+        self.write_u64(n as u64);
+    }
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
+type FxMap<K, V> = HashMap<K, V, BuildHasherDefault<Fx>>;
+
 /// What dedup looks at in a record.
-#[derive(Debug, Clone, Default)]
-pub struct Key {
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Key<'a> {
     /// The normalised DOI.
-    pub doi: Option<String>,
+    pub doi: Option<&'a str>,
     /// The title.
-    pub title: Option<String>,
+    pub title: Option<&'a str>,
     /// The year.
     pub year: Option<i32>,
 }
@@ -37,13 +72,22 @@ pub struct Key {
 /// ("Editorial", "Letter to the editor").
 const MIN_TITLE_WORDS: usize = 4;
 
-/// The running state of deduplication.
+/// The running state of deduplication: per group a few dozen bytes (its
+/// DOI's and title's marks), nothing of the records' text.
 #[derive(Debug, Default)]
 pub struct Dedup {
-    by_doi: HashMap<Mark, u32>,
-    by_title: HashMap<(Mark, Option<i32>), Vec<u32>>,
-    /// The DOIs of each group, by its first record.
-    group_dois: HashMap<u32, Vec<Mark>>,
+    by_doi: FxMap<Mark, u32>,
+    /// The first group with each title and year.
+    by_title: FxMap<(Mark, Option<i32>), u32>,
+    /// Later groups with a title and year already taken (the same title
+    /// under two DOIs): rare.
+    more_by_title: FxMap<(Mark, Option<i32>), Vec<u32>>,
+    /// The DOI of each group that has one, by its first record. A group
+    /// has at most one: a record whose DOI differs never joins it.
+    group_doi: FxMap<u32, Mark>,
+    /// The buffer titles are folded in.
+    folded: String,
+    marker: Marker,
     next: u32,
 }
 
@@ -54,43 +98,52 @@ impl Dedup {
     pub fn add(&mut self, key: &Key) -> Option<(u32, &'static str)> {
         let me = self.next;
         self.next += 1;
-        let doi = key.doi.as_deref().map(mark);
+        let doi = key.doi.map(|d| self.marker.mark(d));
         if let Some(doi) = &doi {
             if let Some(&head) = self.by_doi.get(doi) {
                 return Some((head, "doi"));
             }
         }
-        let title = key
-            .title
-            .as_deref()
-            .map(fold_words)
-            .filter(|t| t.split(' ').count() >= MIN_TITLE_WORDS)
-            .map(|t| mark(&t));
+        let title = key.title.and_then(|t| {
+            (fold_words_into(t, &mut self.folded) >= MIN_TITLE_WORDS)
+                .then(|| (self.marker.mark(&self.folded), key.year))
+        });
         if let Some(t) = &title {
-            if let Some(heads) = self.by_title.get(&(*t, key.year)) {
-                let joinable = heads.iter().copied().find(|h| match &doi {
+            let first = self.by_title.get(t).copied();
+            let more = self
+                .more_by_title
+                .get(t)
+                .map(Vec::as_slice)
+                .unwrap_or_default();
+            let joinable = first
+                .into_iter()
+                .chain(more.iter().copied())
+                .find(|h| match &doi {
                     None => true,
-                    Some(d) => self
-                        .group_dois
-                        .get(h)
-                        .is_none_or(|ds| ds.is_empty() || ds.contains(d)),
+                    Some(d) => self.group_doi.get(h).is_none_or(|g| g == d),
                 });
-                if let Some(head) = joinable {
-                    if let Some(d) = doi {
-                        self.group_dois.entry(head).or_default().push(d);
-                        self.by_doi.insert(d, head);
-                    }
-                    return Some((head, "title_year"));
+            if let Some(head) = joinable {
+                if let Some(d) = doi {
+                    self.group_doi.insert(head, d);
+                    self.by_doi.insert(d, head);
                 }
+                return Some((head, "title_year"));
             }
         }
         // A new group.
         if let Some(d) = doi {
             self.by_doi.insert(d, me);
-            self.group_dois.entry(me).or_default().push(d);
+            self.group_doi.insert(me, d);
         }
         if let Some(t) = title {
-            self.by_title.entry((t, key.year)).or_default().push(me);
+            match self.by_title.entry(t) {
+                std::collections::hash_map::Entry::Vacant(v) => {
+                    v.insert(me);
+                }
+                std::collections::hash_map::Entry::Occupied(_) => {
+                    self.more_by_title.entry(t).or_default().push(me);
+                }
+            }
         }
         None
     }
@@ -100,10 +153,10 @@ impl Dedup {
 mod tests {
     use super::*;
 
-    fn key(doi: Option<&str>, title: &str, year: i32) -> Key {
+    fn key<'a>(doi: Option<&'a str>, title: &'a str, year: i32) -> Key<'a> {
         Key {
-            doi: doi.map(str::to_string),
-            title: Some(title.to_string()),
+            doi,
+            title: Some(title),
             year: Some(year),
         }
     }

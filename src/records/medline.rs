@@ -57,10 +57,7 @@ pub fn parse(text: &str) -> (Vec<Raw<'_>>, Vec<RawError>) {
                 }
                 current = Some(Raw::new(n, "PMID", v.into()));
             }
-            (Some((tag, v)), Some(rec)) => rec.tags.push(TagValue {
-                tag: tag.into(),
-                lines: vec![v.into()],
-            }),
+            (Some((tag, v)), Some(rec)) => rec.tags.push(TagValue::new(tag, v)),
             (None, Some(rec)) if line.starts_with(' ') => {
                 if let Some(last) = rec.tags.last_mut() {
                     last.lines.push(line.trim().into());
@@ -96,7 +93,7 @@ mod tests {
         let (recs, errs) = parse(text);
         assert!(errs.is_empty(), "{errs:?}");
         assert_eq!(recs.len(), 2);
-        assert_eq!(recs[0].tags[1].lines, vec!["A long", "title"]);
+        assert_eq!(*recs[0].tags[1].lines, ["A long", "title"]);
         assert_eq!(recs[1].line, 7);
         assert_eq!(
             medline_tag("FAU - Smith, John"),

@@ -34,13 +34,85 @@ pub struct TagValue<'a> {
     pub tag: Cow<'a, str>,
     /// The value's lines (borrowed from the export's text where the
     /// format allows).
-    pub lines: Vec<Cow<'a, str>>,
+    pub lines: Lines<'a>,
+    /// The tag as a number ([`tag_code`]), compared instead of the text.
+    code: u64,
 }
 
-impl TagValue<'_> {
-    /// The lines joined into one value.
-    pub fn joined(&self) -> String {
-        self.lines.join(" ")
+/// A tag of up to 8 ASCII characters as a number, upper-cased: two tags
+/// are the same, case aside, when their numbers are (0 for longer tags,
+/// which are compared as text).
+fn tag_code(tag: &str) -> u64 {
+    let b = tag.as_bytes();
+    if b.len() > 8 || !tag.is_ascii() {
+        return 0;
+    }
+    let mut w = [0u8; 8];
+    for (o, c) in w.iter_mut().zip(b) {
+        *o = c.to_ascii_uppercase();
+    }
+    u64::from_le_bytes(w)
+}
+
+impl<'a> TagValue<'a> {
+    /// A tag with its first line.
+    pub fn new(tag: impl Into<Cow<'a, str>>, first: impl Into<Cow<'a, str>>) -> Self {
+        let tag = tag.into();
+        Self {
+            code: tag_code(&tag),
+            tag,
+            lines: Lines::One(first.into()),
+        }
+    }
+
+    /// Whether this is the tag `t` (case aside), `code` being `t`'s [`tag_code`].
+    fn is(&self, t: &str, code: u64) -> bool {
+        if code != 0 {
+            self.code == code
+        } else {
+            self.tag.eq_ignore_ascii_case(t)
+        }
+    }
+
+    /// The lines joined into one value (borrowed when there is one line).
+    pub fn joined(&self) -> Cow<'_, str> {
+        match &self.lines {
+            Lines::One(l) => Cow::Borrowed(l),
+            Lines::Many(v) => Cow::Owned(v.join(" ")),
+        }
+    }
+}
+
+/// A tag's lines: nearly always one, held without a list of its own (a
+/// large export has millions of tags).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Lines<'a> {
+    /// One line.
+    One(Cow<'a, str>),
+    /// A first line and its continuation lines.
+    Many(Vec<Cow<'a, str>>),
+}
+
+impl<'a> Lines<'a> {
+    /// Adds a continuation line.
+    pub fn push(&mut self, line: Cow<'a, str>) {
+        match self {
+            Lines::One(first) => {
+                let first = std::mem::take(first);
+                *self = Lines::Many(vec![first, line]);
+            }
+            Lines::Many(v) => v.push(line),
+        }
+    }
+}
+
+impl<'a> std::ops::Deref for Lines<'a> {
+    type Target = [Cow<'a, str>];
+    fn deref(&self) -> &Self::Target {
+        match self {
+            Lines::One(l) => std::slice::from_ref(l),
+            Lines::Many(v) => v,
+        }
     }
 }
 
@@ -55,21 +127,24 @@ pub struct Raw<'a> {
 
 impl<'a> Raw<'a> {
     fn new(line: usize, tag: &'a str, value: Cow<'a, str>) -> Self {
-        Self {
-            line,
-            tags: vec![TagValue {
-                tag: Cow::Borrowed(tag),
-                lines: vec![value],
-            }],
-        }
+        // Room for a typical record's tags at once, not grown tag by tag.
+        let mut tags = Vec::with_capacity(12);
+        tags.push(TagValue::new(tag, value));
+        Self { line, tags }
     }
 
     /// The first value of the first of `tags` the record has (lines joined).
     fn first(&self, tags: &[&str]) -> Option<String> {
+        self.value(tags).map(Cow::into_owned)
+    }
+
+    /// [`Raw::first`] without a copy when the value is one line.
+    fn value(&self, tags: &[&str]) -> Option<Cow<'_, str>> {
         tags.iter().find_map(|t| {
+            let code = tag_code(t);
             self.tags
                 .iter()
-                .find(|v| v.tag.eq_ignore_ascii_case(t))
+                .find(|v| v.is(t, code))
                 .map(TagValue::joined)
                 .filter(|v| !v.trim().is_empty())
         })
@@ -79,9 +154,10 @@ impl<'a> Raw<'a> {
     fn every(&self, tags: &[&str]) -> Vec<String> {
         tags.iter()
             .flat_map(|t| {
+                let code = tag_code(t);
                 self.tags
                     .iter()
-                    .filter(move |v| v.tag.eq_ignore_ascii_case(t))
+                    .filter(move |v| v.is(t, code))
                     .flat_map(|v| v.lines.iter().map(|l| l.to_string()))
             })
             .filter(|v| !v.trim().is_empty())
@@ -278,12 +354,24 @@ pub fn year_in(s: &str) -> Option<i32> {
 /// by one space: the key titles are compared on.
 pub fn fold_words(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
+    fold_words_into(s, &mut out);
+    out
+}
+
+/// [`fold_words`] into `out` (cleared first), so that a caller folding many
+/// texts keeps one buffer; returns the number of words.
+pub fn fold_words_into(s: &str, out: &mut String) -> usize {
+    out.clear();
     let mut gap = false;
     if s.is_ascii() {
+        let mut words = 0;
         for b in s.bytes() {
             if b.is_ascii_alphanumeric() {
                 if gap && !out.is_empty() {
                     out.push(' ');
+                }
+                if gap || out.is_empty() {
+                    words += 1;
                 }
                 gap = false;
                 out.push(b.to_ascii_lowercase() as char);
@@ -291,7 +379,7 @@ pub fn fold_words(s: &str) -> String {
                 gap = true;
             }
         }
-        return out;
+        return words;
     }
     for c in s.nfkd() {
         if unicode_normalization::char::is_combining_mark(c) {
@@ -307,7 +395,11 @@ pub fn fold_words(s: &str) -> String {
             gap = true;
         }
     }
-    out
+    if out.is_empty() {
+        0
+    } else {
+        out.matches(' ').count() + 1
+    }
 }
 
 /// The surname of an author as exports write them: `Smith, J.`, `Smith J`,
@@ -345,7 +437,6 @@ fn to_record(raw: &Raw, format: Format, database: &str) -> Record {
     let mut r = Record {
         line: raw.line,
         format: Some(format),
-        database: database.to_string(),
         status: Some(Status::Ok),
         ..Default::default()
     };
@@ -376,12 +467,13 @@ fn to_record(raw: &Raw, format: Format, database: &str) -> Record {
             r.authors = raw.every(&["AU", "A1"]);
             r.year = ["PY", "Y1", "DA", "DP", "Y2"]
                 .iter()
-                .find_map(|t| pick(&[t]).and_then(|v| year_in(&v)));
+                .find_map(|t| raw.value(&[t]).and_then(|v| year_in(&v)));
             r.venue = pick(&["JF", "JO", "T2", "JA", "J2"]);
             r.volume = pick(&["VL", "VO"]);
             r.issue = pick(&["IS", "CP"]);
             r.pages = pages(pick(&["SP"]), pick(&["EP"]));
-            r.doi = pick(&["DO"])
+            r.doi = raw
+                .value(&["DO"])
                 .and_then(|d| quarry_udfs::normalize_doi::normalize_doi(&d))
                 .or_else(|| {
                     raw.every(&["UR", "L2", "M3", "N1"])
@@ -412,12 +504,15 @@ fn to_record(raw: &Raw, format: Format, database: &str) -> Record {
             }
             // A MEDLINE record's accession number is its PubMed id (Ovid, EBSCO).
             if r.pmid.is_none() {
-                let medline = ["DB", "DP"].iter().filter_map(|t| pick(&[t])).any(|d| {
-                    let d = d.to_ascii_lowercase();
-                    d.contains("medline") || d.contains("pubmed")
-                });
                 r.pmid = pick(&["AN"]).filter(|a| {
-                    medline && (1..=9).contains(&a.len()) && a.bytes().all(|b| b.is_ascii_digit())
+                    (1..=9).contains(&a.len())
+                        && a.bytes().all(|b| b.is_ascii_digit())
+                        && ["DB", "DP"]
+                            .iter()
+                            .filter_map(|t| raw.value(&[t]))
+                            .any(|d| {
+                                contains_folded(&d, "medline") || contains_folded(&d, "pubmed")
+                            })
                 });
             }
         }
@@ -537,7 +632,7 @@ fn to_record(raw: &Raw, format: Format, database: &str) -> Record {
                     raw.tags
                         .iter()
                         .find(|t| header_key(&t.tag) == *n)
-                        .map(TagValue::joined)
+                        .map(|t| t.joined().into_owned())
                 })
             };
             let mut known: Vec<&str> = Vec::new();
@@ -587,9 +682,8 @@ fn to_record(raw: &Raw, format: Format, database: &str) -> Record {
             );
             r.url = take(&["link", "url"]);
             r.file_path = take(&["file", "filepath", "pdf", "path", "fileattachments"]);
-            if let Some(db) = take(&["source", "database", "db"]) {
-                r.database = db;
-            }
+            r.database =
+                take(&["source", "database", "db"]).unwrap_or_else(|| database.to_string());
             r.extra = raw
                 .tags
                 .iter()
@@ -599,10 +693,14 @@ fn to_record(raw: &Raw, format: Format, database: &str) -> Record {
             return r;
         }
     }
+    if r.database.is_empty() {
+        r.database = database.to_string();
+    }
     // Every tag no column took, in order of first appearance.
     let mut extra: Vec<(String, Vec<String>)> = Vec::new();
+    let used: Vec<(&str, u64)> = used.iter().map(|u| (*u, tag_code(u))).collect();
     for t in &raw.tags {
-        if used.iter().any(|u| u.eq_ignore_ascii_case(&t.tag)) {
+        if used.iter().any(|&(u, code)| t.is(u, code)) {
             continue;
         }
         match extra.iter_mut().find(|(k, _)| k.as_str() == t.tag) {
@@ -616,6 +714,13 @@ fn to_record(raw: &Raw, format: Format, database: &str) -> Record {
 
 fn owned(lines: &[Cow<'_, str>]) -> Vec<String> {
     lines.iter().map(|l| l.to_string()).collect()
+}
+
+/// Whether `hay` contains `needle` (lower-case ASCII), case aside.
+fn contains_folded(hay: &str, needle: &str) -> bool {
+    hay.as_bytes()
+        .windows(needle.len())
+        .any(|w| w.eq_ignore_ascii_case(needle.as_bytes()))
 }
 
 /// A CSV header compared on its letters and digits, lower-case
@@ -687,14 +792,40 @@ fn bibtex_file(f: &str) -> Option<String> {
     (!path.is_empty()).then_some(path)
 }
 
-/// The canonical text a record's id is a digest of.
-fn canonical(raw: &Raw) -> String {
-    let mut s = String::new();
+/// A record's id: 16 hex digits of the SHA-256 of the export's file name
+/// and the record's canonical text (each tag, `\u{1f}`, its lines joined by
+/// `\n`, `\u{1e}`), then the ordinal among identical records from the
+/// second on; fed to the hash as it goes, never built as one text.
+fn record_digest(file_name: &str, raw: &Raw, ordinal: usize) -> String {
+    let mut h = Sha256::new();
+    h.update(file_name.as_bytes());
+    h.update([0x1f]);
     for t in &raw.tags {
-        s.push_str(&t.tag);
-        s.push('\u{1f}');
-        s.push_str(&t.lines.join("\n"));
-        s.push('\u{1e}');
+        h.update(t.tag.as_bytes());
+        h.update("\u{1f}".as_bytes());
+        for (i, l) in t.lines.iter().enumerate() {
+            if i > 0 {
+                h.update(b"\n");
+            }
+            h.update(l.as_bytes());
+        }
+        h.update("\u{1e}".as_bytes());
+    }
+    h.update([0x1f]);
+    if ordinal > 1 {
+        h.update(ordinal.to_string().as_bytes());
+        h.update([0x1f]);
+    }
+    short_hex(&h.finalize())
+}
+
+/// The first 8 bytes of a digest as 16 hex digits.
+fn short_hex(d: &[u8]) -> String {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    let mut s = String::with_capacity(16);
+    for b in &d[..8] {
+        s.push(HEX[(b >> 4) as usize] as char);
+        s.push(HEX[(b & 15) as usize] as char);
     }
     s
 }
@@ -703,6 +834,29 @@ fn canonical(raw: &Raw) -> String {
 /// (naming the line). `export` is the export as listed, `file_name` its
 /// name and `ext` its extension.
 pub fn read_export(export: &str, file_name: &str, ext: &str, bytes: &[u8]) -> Vec<Record> {
+    let mut out = Vec::new();
+    read_export_parts(export, file_name, ext, bytes, &mut |part| {
+        out.extend(part);
+        true
+    });
+    out
+}
+
+/// A parser of a tagged format's text.
+type Parser = for<'a> fn(&'a str) -> (Vec<Raw<'a>>, Vec<RawError>);
+
+/// [`read_export`] part by part, so that no more than a few parts' records
+/// are held at once: a large RIS or MEDLINE export is cut where a record
+/// starts into parts of about [`PART_BYTES`], parsed as many at once as
+/// there are threads, and `emit` gets each part's records and failed rows
+/// in line order, the parts in order (it returns `false` to stop reading).
+pub fn read_export_parts(
+    export: &str,
+    file_name: &str,
+    ext: &str,
+    bytes: &[u8],
+    emit: &mut dyn FnMut(Vec<Record>) -> bool,
+) {
     let failed = |line: usize, message: String| Record {
         record_id: digest(&[file_name, "failed", &line.to_string(), &message]),
         export: export.to_string(),
@@ -714,103 +868,106 @@ pub fn read_export(export: &str, file_name: &str, ext: &str, bytes: &[u8]) -> Ve
     };
     let text = match decode(bytes) {
         Ok(t) => t,
-        Err(e) => return vec![failed(0, e)],
+        Err(e) => {
+            emit(vec![failed(0, e)]);
+            return;
+        }
     };
     let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
     let Some(format) = detect(ext, text) else {
-        return vec![failed(
+        emit(vec![failed(
             0,
             format!(
                 "not a reference export: no RIS ('TY  - '), MEDLINE ('PMID- '), Web of Science ('PT '), BibTeX ('@article{{') or CSV header was found in this .{ext} file; export the records as RIS, MEDLINE (.nbib), BibTeX (.bib) or CSV"
             ),
-        )];
+        )]);
+        return;
     };
-    let (raws, errors, database) = match format {
-        Format::Ris => {
-            let (r, e) = in_parts(text, "TY  -", ris::parse);
-            (r, e, None)
-        }
-        Format::Wos => {
-            let (r, e, fname) = ris::parse_wos(text);
-            let db = fname.map(|f| {
-                if f.to_ascii_lowercase().contains("web of science") {
-                    "Web of Science".to_string()
-                } else {
-                    f
-                }
-            });
-            (r, e, db)
-        }
-        Format::Medline => {
-            let (r, e) = in_parts(text, "PMID-", medline::parse);
-            (r, e, None)
-        }
-        Format::Bibtex => {
-            let (r, e) = bibtex::parse(text);
-            (r, e, None)
-        }
-        Format::Csv => {
-            let (r, e) = csv_export::parse(text);
-            (r, e, None)
-        }
+    let (parser, start): (Parser, &str) = match format {
+        Format::Ris => (ris::parse, "TY  -"),
+        Format::Medline => (medline::parse, "PMID-"),
+        Format::Bibtex => (bibtex::parse, ""),
+        Format::Csv => (csv_export::parse, ""),
+        Format::Wos => (ris::parse_wos, ""),
     };
-    let database = database.unwrap_or_else(|| file_name.to_string());
-    // Records made and digested in parallel; whose tags are all the same
-    // get the same digest, and the second and later ones are told apart by
-    // their place among those.
-    let n_raws = raws.len();
-    let made: Vec<Record> = raws
-        .par_iter()
-        .map(|raw| {
-            let mut r = to_record(raw, format, &database);
-            r.export = export.to_string();
-            r.record_id = digest(&[file_name, &canonical(raw)]);
-            r
-        })
-        .collect();
+    let database = match format {
+        Format::Wos => ris::wos_file_name(text).map(|f| {
+            if f.to_ascii_lowercase().contains("web of science") {
+                "Web of Science".to_string()
+            } else {
+                f
+            }
+        }),
+        _ => None,
+    }
+    .unwrap_or_else(|| file_name.to_string());
+    let parts = if start.is_empty() {
+        vec![(0, text)]
+    } else {
+        cut_parts(text, start)
+    };
+    // Whose tags are all the same get the same digest; the second and
+    // later ones are told apart by their place among those.
     let mut seen: HashMap<String, usize> = HashMap::new();
-    let mut out: Vec<Record> = Vec::with_capacity(n_raws + errors.len());
-    for (i, mut r) in made.into_iter().enumerate() {
-        let k = seen.entry(r.record_id.clone()).or_default();
-        *k += 1;
-        if *k > 1 {
-            r.record_id = digest(&[file_name, &canonical(&raws[i]), &k.to_string()]);
+    let mut rows = 0;
+    for window in parts.chunks(rayon::current_num_threads().max(2)) {
+        let made: Vec<(Vec<Raw>, Vec<Record>, Vec<RawError>)> = window
+            .par_iter()
+            .map(|&(off, p)| {
+                let (raws, errors) = parse_part(p, off, parser);
+                let recs = raws
+                    .par_iter()
+                    .map(|raw| {
+                        let mut r = to_record(raw, format, &database);
+                        r.export = export.to_string();
+                        r.record_id = record_digest(file_name, raw, 0);
+                        r
+                    })
+                    .collect();
+                (raws, recs, errors)
+            })
+            .collect();
+        for (raws, recs, errors) in made {
+            let mut out: Vec<Record> = Vec::with_capacity(recs.len() + errors.len());
+            for (raw, mut r) in raws.iter().zip(recs) {
+                let k = seen.entry(r.record_id.clone()).or_default();
+                *k += 1;
+                if *k > 1 {
+                    r.record_id = record_digest(file_name, raw, *k);
+                }
+                out.push(r);
+            }
+            drop(raws);
+            for e in errors {
+                out.push(failed(e.line, e.message));
+            }
+            out.sort_by_key(|r| r.line);
+            rows += out.len();
+            if !out.is_empty() && !emit(out) {
+                return;
+            }
         }
-        out.push(r);
     }
-    drop(raws);
-    for e in errors {
-        out.push(failed(e.line, e.message));
-    }
-    if n_raws == 0 && out.is_empty() {
-        out.push(failed(
+    if rows == 0 {
+        emit(vec![failed(
             0,
             format!("the {} export holds no records", format.as_str()),
-        ));
+        )]);
     }
-    out.sort_by_key(|r| r.line);
-    out
 }
 
 /// Texts larger than this are parsed in parts, in parallel.
-const PART_BYTES: usize = 2 << 20;
+const PART_BYTES: usize = 1 << 20;
 
-/// Parses a tagged export in parts cut where a line starts a record
-/// (`start`), in parallel, with the parts' line numbers made the file's.
-fn in_parts<'a>(
-    text: &'a str,
-    start: &str,
-    parse: fn(&'a str) -> (Vec<Raw<'a>>, Vec<RawError>),
-) -> (Vec<Raw<'a>>, Vec<RawError>) {
-    if text.len() <= PART_BYTES {
-        return parse(text);
-    }
-    // Cut points: the first record start at or after each part's size.
+/// A tagged export's text cut into parts of about [`PART_BYTES`] where a
+/// line starts a record (`start`), each with the number of lines before it.
+fn cut_parts<'a>(text: &'a str, start: &str) -> Vec<(usize, &'a str)> {
     let mut cuts = vec![0usize];
     let mut at = PART_BYTES;
+    let marker = format!("\n{start}");
     while at < text.len() {
         let from = text[..at].rfind('\n').map_or(0, |i| i + 1);
-        match text[from..].find(&format!("\n{start}")) {
+        match text[from..].find(&marker) {
             Some(i) => {
                 let cut = from + i + 1;
                 if cut > *cuts.last().expect("cuts") {
@@ -822,40 +979,35 @@ fn in_parts<'a>(
         }
     }
     cuts.push(text.len());
-    let parts: Vec<(usize, &'a str)> = cuts.windows(2).map(|w| (w[0], &text[w[0]..w[1]])).collect();
-    let offsets: Vec<usize> = {
-        let mut line = 0;
-        parts
-            .iter()
-            .map(|(_, p)| {
-                let o = line;
-                line += p.bytes().filter(|&b| b == b'\n').count();
-                o
-            })
-            .collect()
-    };
-    let parsed: Vec<(Vec<Raw<'a>>, Vec<RawError>)> = parts
-        .par_iter()
-        .zip(offsets.par_iter())
-        .map(|((_, p), &off)| {
-            let (mut r, mut e) = parse(p);
-            for x in &mut r {
-                x.line += off;
-            }
-            for x in &mut e {
-                x.line += off;
-                x.message = renumber(&x.message, off);
-            }
-            (r, e)
+    let mut line = 0;
+    cuts.windows(2)
+        .map(|w| {
+            let p = &text[w[0]..w[1]];
+            let off = line;
+            line += memchr_count(p.as_bytes(), b'\n');
+            (off, p)
         })
-        .collect();
-    let mut raws = Vec::new();
-    let mut errors = Vec::new();
-    for (r, e) in parsed {
-        raws.extend(r);
-        errors.extend(e);
+        .collect()
+}
+
+/// How many times `b` occurs in `s`.
+fn memchr_count(s: &[u8], b: u8) -> usize {
+    s.iter().filter(|&&c| c == b).count()
+}
+
+/// One part parsed, its line numbers made the file's (`off` lines before it).
+fn parse_part<'a>(p: &'a str, off: usize, parse: Parser) -> (Vec<Raw<'a>>, Vec<RawError>) {
+    let (mut r, mut e) = parse(p);
+    if off > 0 {
+        for x in &mut r {
+            x.line += off;
+        }
+        for x in &mut e {
+            x.line += off;
+            x.message = renumber(&x.message, off);
+        }
     }
-    (raws, errors)
+    (r, e)
 }
 
 /// A parser's message with its `line N` numbers moved by `off` lines.
@@ -884,7 +1036,7 @@ fn digest(parts: &[&str]) -> String {
         h.update(p.as_bytes());
         h.update([0x1f]);
     }
-    hex::encode(h.finalize())[..16].to_string()
+    short_hex(&h.finalize())
 }
 
 #[cfg(test)]
@@ -911,6 +1063,17 @@ mod tests {
         assert_eq!(surname("John Smith").as_deref(), Some("smith"));
         assert_eq!(surname("van der Berg, A.").as_deref(), Some("vanderberg"));
         assert_eq!(surname("Parkes-Loach, PS").as_deref(), Some("parkesloach"));
+    }
+
+    #[test]
+    fn folded_words_are_counted() {
+        let mut buf = String::new();
+        assert_eq!(fold_words_into("  A trial -- of (spacing) ", &mut buf), 4);
+        assert_eq!(buf, "a trial of spacing");
+        assert_eq!(fold_words_into("Études über Lernen", &mut buf), 3);
+        assert_eq!(buf, "etudes uber lernen");
+        assert_eq!(fold_words_into("--", &mut buf), 0);
+        assert_eq!(fold_words_into("é", &mut buf), 1);
     }
 
     #[test]
@@ -973,9 +1136,21 @@ mod tests {
         text.push_str("TY  - JOUR\nTI  - Cut off\n");
         assert!(text.len() > 2 * PART_BYTES / 2);
         let whole = ris::parse(&text);
-        let parts = in_parts(&text, "TY  -", ris::parse);
+        let cut = cut_parts(&text, "TY  -");
+        assert!(cut.len() > 1);
+        let mut parts = (Vec::new(), Vec::new());
+        for (off, p) in cut {
+            let (r, e) = parse_part(p, off, ris::parse);
+            parts.0.extend(r);
+            parts.1.extend(e);
+        }
         assert_eq!(parts.0, whole.0);
         assert_eq!(parts.1, whole.1);
+        // And the records read part by part are those of the whole text.
+        let rows = read_export("x/a.ris", "a.ris", "ris", text.as_bytes());
+        assert_eq!(rows.len(), 40_002);
+        assert_eq!(rows[40_000].title.as_deref(), Some("Cut off"));
+        assert_eq!(rows[40_001].status, Some(Status::Failed));
         assert_eq!(whole.1.len(), 1);
         assert!(
             whole.1[0].message.starts_with("line 200001:"),

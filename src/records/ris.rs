@@ -71,13 +71,11 @@ pub fn parse(text: &str) -> (Vec<Raw<'_>>, Vec<RawError>) {
                     out.push(open);
                     current = Some(Raw::new(n, "TY", v.into()));
                 }
-                Some((tag, v)) => rec.tags.push(TagValue {
-                    tag: tag.into(),
-                    lines: vec![v.into()],
-                }),
+                Some((tag, v)) => rec.tags.push(TagValue::new(tag, v)),
                 None => {
+                    // A blank continuation line carries nothing.
                     let v = line.trim();
-                    if let Some(last) = rec.tags.last_mut() {
+                    if let (false, Some(last)) = (v.is_empty(), rec.tags.last_mut()) {
                         last.lines.push(v.into());
                     }
                 }
@@ -94,16 +92,6 @@ pub fn parse(text: &str) -> (Vec<Raw<'_>>, Vec<RawError>) {
         });
         out.push(open);
     }
-    // Continuation lines that were blank carry nothing.
-    for r in &mut out {
-        for t in &mut r.tags {
-            if t.lines.len() > 1 {
-                let first = t.lines.remove(0);
-                t.lines.retain(|l| !l.is_empty());
-                t.lines.insert(0, first);
-            }
-        }
-    }
     (out, errors)
 }
 
@@ -114,13 +102,21 @@ pub fn is_wos(text: &str) -> bool {
         && text.lines().any(|l| l.starts_with("PT "))
 }
 
+/// The file's name a Web of Science export gives on its `FN` line
+/// (`Clarivate Analytics Web of Science`).
+pub fn wos_file_name(text: &str) -> Option<String> {
+    text.lines()
+        .take_while(|l| !l.starts_with("PT "))
+        .find_map(|l| l.trim_end().strip_prefix("FN "))
+        .map(|v| v.trim().to_string())
+}
+
 /// Reads a Web of Science export: two-character tags, a space, the value;
 /// continuation lines start with three spaces; `PT` opens a record, `ER`
 /// closes it, `FN`, `VR` and `EF` are the file's.
-pub fn parse_wos(text: &str) -> (Vec<Raw<'_>>, Vec<RawError>, Option<String>) {
+pub fn parse_wos(text: &str) -> (Vec<Raw<'_>>, Vec<RawError>) {
     let mut out = Vec::new();
     let mut errors = Vec::new();
-    let mut file_name = None;
     let mut current: Option<Raw> = None;
     for (i, line) in text.lines().enumerate() {
         let n = i + 1;
@@ -136,8 +132,7 @@ pub fn parse_wos(text: &str) -> (Vec<Raw<'_>>, Vec<RawError>, Option<String>) {
             (tag, line.get(3..).unwrap_or("").trim())
         };
         match (tag, &mut current) {
-            ("FN", _) => file_name = Some(value.to_string()),
-            ("VR" | "EF", _) => {}
+            ("FN" | "VR" | "EF", _) => {}
             ("PT", cur) => {
                 if let Some(open) = cur.take() {
                     errors.push(RawError {
@@ -158,10 +153,7 @@ pub fn parse_wos(text: &str) -> (Vec<Raw<'_>>, Vec<RawError>, Option<String>) {
                     last.lines.push(value.into());
                 }
             }
-            (tag, Some(rec)) => rec.tags.push(TagValue {
-                tag: tag.into(),
-                lines: vec![value.into()],
-            }),
+            (tag, Some(rec)) => rec.tags.push(TagValue::new(tag, value)),
             (_, None) => errors.push(RawError {
                 line: n,
                 message: format!("line {n}: a field outside a record (a record starts with 'PT '); the line was left out"),
@@ -175,7 +167,7 @@ pub fn parse_wos(text: &str) -> (Vec<Raw<'_>>, Vec<RawError>, Option<String>) {
         });
         out.push(open);
     }
-    (out, errors, file_name)
+    (out, errors)
 }
 
 #[cfg(test)]

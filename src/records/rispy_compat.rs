@@ -168,7 +168,7 @@ fn rispy_view(raw: &Raw, wos: bool) -> Value {
         };
         let Some(name) = name else {
             let e = unknown.entry(t.tag.clone()).or_insert_with(|| json!([]));
-            for l in &t.lines {
+            for l in t.lines.iter() {
                 e.as_array_mut().expect("list").push(json!(l));
             }
             continue;
@@ -182,7 +182,7 @@ fn rispy_view(raw: &Raw, wos: bool) -> Value {
         };
         if list_tags.contains(&t.tag.as_ref()) {
             let e = out.entry(name).or_insert_with(|| json!([]));
-            for l in &t.lines {
+            for l in t.lines.iter() {
                 e.as_array_mut().expect("list").extend(split(l));
             }
         } else if !out.contains_key(name) {
