@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use futures::stream::{self, BoxStream, StreamExt};
 
-use super::dedup::{self, Dedup};
+use super::dedup::Dedup;
 use super::matching::{self, File};
 use super::{read_export_parts, Record, Status};
 use crate::error::{QuarryError, Result};
@@ -154,15 +154,8 @@ impl Settler {
         if r.status == Some(Status::Failed) {
             return out;
         }
-        let dup = self.dedup.add(&dedup::Key {
-            doi: r.doi.as_deref(),
-            title: r.title.as_deref(),
-            year: r.year,
-        });
-        self.seen.push((
-            i as u32,
-            u64::from_str_radix(&r.record_id, 16).unwrap_or_default(),
-        ));
+        let dup = self.dedup.add_marked(&r.marks);
+        self.seen.push((i as u32, r.id));
         match (dup, &mut self.keys) {
             (Some((head, rule)), keys) => {
                 let (head, head_id) = self.seen[head as usize];

@@ -5,57 +5,27 @@
 //! differs from one its would-be group already has: similar titles happen,
 //! and merging two studies is the error this exists to prevent.
 
-use std::collections::HashMap;
-use std::hash::{BuildHasher, BuildHasherDefault, Hasher};
+use super::{fold_words_into, FxMap};
 
-use super::fold_words_into;
+/// 128 bits of a key's XXH3-128 digest (a collision among a billion
+/// records is about 1 in 10^20).
+type Mark = u128;
 
-/// 128 bits of a key: two SipHash-1-3 digests under two random keys of
-/// this run (a collision among a billion records is about 1 in 10^20;
-/// marks never leave the run, so they need not be the same on the next).
-type Mark = [u8; 16];
-
-/// The two keyed hashers marks are made with.
-#[derive(Debug, Default)]
-struct Marker(std::hash::RandomState, std::hash::RandomState);
-
-impl Marker {
-    fn mark(&self, s: &str) -> Mark {
-        let mut m = [0u8; 16];
-        m[..8].copy_from_slice(&self.0.hash_one(s).to_le_bytes());
-        m[8..].copy_from_slice(&self.1.hash_one(s).to_le_bytes());
-        m
-    }
+fn mark(s: &str) -> Mark {
+    xxhash_rust::xxh3::xxh3_128(s.as_bytes())
 }
 
-/// A hasher for keys that are digests already (or small numbers): FxHash's
-/// multiply and rotate, without SipHash's cost per record.
-#[derive(Default)]
-struct Fx(u64);
-
-impl Hasher for Fx {
-    fn write(&mut self, bytes: &[u8]) {
-        for c in bytes.chunks(8) {
-            let mut w = [0u8; 8];
-            w[..c.len()].copy_from_slice(c);
-            self.write_u64(u64::from_le_bytes(w));
-        }
-    }
-    fn write_u64(&mut self, n: u64) {
-        self.0 = (self.0.rotate_left(5) ^ n).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
-    }
-    fn write_u32(&mut self, n: u32) {
-        self.write_u64(u64::from(n));
-    }
-    fn write_usize(&mut self, n: usize) {
-        self.write_u64(n as u64);
-    }
-    fn finish(&self) -> u64 {
-        self.0
-    }
+/// What dedup compares of a record, made where the record is made (in
+/// parallel), so that settling duplicates in order only looks them up.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Marks {
+    /// The normalised DOI's mark.
+    doi: Option<Mark>,
+    /// The folded title's mark, when it has enough words to merge on.
+    title: Option<Mark>,
+    /// The year.
+    year: Option<i32>,
 }
-
-type FxMap<K, V> = HashMap<K, V, BuildHasherDefault<Fx>>;
 
 /// What dedup looks at in a record.
 #[derive(Debug, Clone, Copy, Default)]
@@ -66,6 +36,24 @@ pub struct Key<'a> {
     pub title: Option<&'a str>,
     /// The year.
     pub year: Option<i32>,
+}
+
+impl Key<'_> {
+    /// The key's marks.
+    pub fn marks(&self) -> Marks {
+        thread_local! {
+            static FOLDED: std::cell::RefCell<String> = const { std::cell::RefCell::new(String::new()) };
+        }
+        Marks {
+            doi: self.doi.map(mark),
+            title: self.title.and_then(|t| {
+                FOLDED.with_borrow_mut(|f| {
+                    (fold_words_into(t, f) >= MIN_TITLE_WORDS).then(|| mark(f))
+                })
+            }),
+            year: self.year,
+        }
+    }
 }
 
 /// Titles shorter than this many words are never merged on title alone
@@ -85,9 +73,6 @@ pub struct Dedup {
     /// The DOI of each group that has one, by its first record. A group
     /// has at most one: a record whose DOI differs never joins it.
     group_doi: FxMap<u32, Mark>,
-    /// The buffer titles are folded in.
-    folded: String,
-    marker: Marker,
     next: u32,
 }
 
@@ -96,18 +81,20 @@ impl Dedup {
     /// rule when it repeats an earlier one (records count from 0 in the
     /// order they were added).
     pub fn add(&mut self, key: &Key) -> Option<(u32, &'static str)> {
+        self.add_marked(&key.marks())
+    }
+
+    /// [`Dedup::add`] with the key's marks made already.
+    pub fn add_marked(&mut self, marks: &Marks) -> Option<(u32, &'static str)> {
         let me = self.next;
         self.next += 1;
-        let doi = key.doi.map(|d| self.marker.mark(d));
+        let doi = marks.doi;
         if let Some(doi) = &doi {
             if let Some(&head) = self.by_doi.get(doi) {
                 return Some((head, "doi"));
             }
         }
-        let title = key.title.and_then(|t| {
-            (fold_words_into(t, &mut self.folded) >= MIN_TITLE_WORDS)
-                .then(|| (self.marker.mark(&self.folded), key.year))
-        });
+        let title = marks.title.map(|t| (t, marks.year));
         if let Some(t) = &title {
             let first = self.by_title.get(t).copied();
             let more = self

@@ -26,6 +26,36 @@ use rayon::prelude::*;
 use sha2::{Digest, Sha256};
 use unicode_normalization::UnicodeNormalization;
 
+/// A hasher for keys that are digests already (or small numbers): FxHash's
+/// multiply and rotate, without SipHash's cost per record.
+#[derive(Default)]
+pub(crate) struct Fx(u64);
+
+impl std::hash::Hasher for Fx {
+    fn write(&mut self, bytes: &[u8]) {
+        for c in bytes.chunks(8) {
+            let mut w = [0u8; 8];
+            w[..c.len()].copy_from_slice(c);
+            self.write_u64(u64::from_le_bytes(w));
+        }
+    }
+    fn write_u64(&mut self, n: u64) {
+        self.0 = (self.0.rotate_left(5) ^ n).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+    fn write_u32(&mut self, n: u32) {
+        self.write_u64(u64::from(n));
+    }
+    fn write_usize(&mut self, n: usize) {
+        self.write_u64(n as u64);
+    }
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
+/// A map with [`Fx`] hashing.
+pub(crate) type FxMap<K, V> = HashMap<K, V, std::hash::BuildHasherDefault<Fx>>;
+
 /// One tag of a tagged record with its lines (the first line, then any
 /// continuation lines).
 #[derive(Debug, Clone, PartialEq)]
@@ -42,16 +72,26 @@ pub struct TagValue<'a> {
 /// A tag of up to 8 ASCII characters as a number, upper-cased: two tags
 /// are the same, case aside, when their numbers are (0 for longer tags,
 /// which are compared as text).
+#[inline]
 fn tag_code(tag: &str) -> u64 {
     let b = tag.as_bytes();
-    if b.len() > 8 || !tag.is_ascii() {
+    if b.len() > 8 {
         return 0;
     }
     let mut w = [0u8; 8];
-    for (o, c) in w.iter_mut().zip(b) {
-        *o = c.to_ascii_uppercase();
+    w[..b.len()].copy_from_slice(b);
+    let x = u64::from_le_bytes(w);
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    if x & HIGH != 0 {
+        return 0;
     }
-    u64::from_le_bytes(w)
+    // Each byte's high bit set where it is 'a'..='z' (all are ASCII here,
+    // so no byte carries into the next), and those bytes' 0x20 cleared.
+    let at_least_a = x + ONES * (0x80 - u64::from(b'a'));
+    let above_z = x + ONES * (0x80 - u64::from(b'z') - 1);
+    let lower = at_least_a & !above_z & HIGH;
+    x ^ (lower >> 2)
 }
 
 impl<'a> TagValue<'a> {
@@ -62,15 +102,6 @@ impl<'a> TagValue<'a> {
             code: tag_code(&tag),
             tag,
             lines: Lines::One(first.into()),
-        }
-    }
-
-    /// Whether this is the tag `t` (case aside), `code` being `t`'s [`tag_code`].
-    fn is(&self, t: &str, code: u64) -> bool {
-        if code != 0 {
-            self.code == code
-        } else {
-            self.tag.eq_ignore_ascii_case(t)
         }
     }
 
@@ -132,36 +163,76 @@ impl<'a> Raw<'a> {
         tags.push(TagValue::new(tag, value));
         Self { line, tags }
     }
+}
+
+/// A record's tags with their numbers side by side, so that looking a tag
+/// up scans one short array of numbers (a record is looked up some forty
+/// times as it becomes a row).
+struct Index<'r, 'a> {
+    line: usize,
+    tags: &'r [TagValue<'a>],
+    codes: Vec<u64>,
+}
+
+impl<'r, 'a> Index<'r, 'a> {
+    fn new(raw: &'r Raw<'a>) -> Self {
+        Self {
+            line: raw.line,
+            tags: &raw.tags,
+            codes: raw.tags.iter().map(|t| t.code).collect(),
+        }
+    }
+
+    /// The places of tag `t`, in order.
+    fn places<'s>(&'s self, t: &'s str) -> impl Iterator<Item = usize> + 's {
+        let code = tag_code(t);
+        self.codes
+            .iter()
+            .enumerate()
+            .filter(move |&(i, &c)| {
+                if code != 0 {
+                    c == code
+                } else {
+                    self.tags[i].tag.eq_ignore_ascii_case(t)
+                }
+            })
+            .map(|(i, _)| i)
+    }
 
     /// The first value of the first of `tags` the record has (lines joined).
     fn first(&self, tags: &[&str]) -> Option<String> {
         self.value(tags).map(Cow::into_owned)
     }
 
-    /// [`Raw::first`] without a copy when the value is one line.
-    fn value(&self, tags: &[&str]) -> Option<Cow<'_, str>> {
+    /// [`Index::first`] without a copy when the value is one line.
+    fn value(&self, tags: &[&str]) -> Option<Cow<'r, str>> {
         tags.iter().find_map(|t| {
             let code = tag_code(t);
-            self.tags
-                .iter()
-                .find(|v| v.is(t, code))
-                .map(TagValue::joined)
-                .filter(|v| !v.trim().is_empty())
+            let i = if code != 0 {
+                self.codes.iter().position(|&c| c == code)
+            } else {
+                self.tags.iter().position(|v| v.tag.eq_ignore_ascii_case(t))
+            }?;
+            let tag: &'r TagValue<'a> = &self.tags[i];
+            Some(tag.joined()).filter(|v| !v.trim().is_empty())
         })
     }
 
     /// Every line of every occurrence of `tags`, in order of `tags`.
     fn every(&self, tags: &[&str]) -> Vec<String> {
-        tags.iter()
-            .flat_map(|t| {
-                let code = tag_code(t);
-                self.tags
-                    .iter()
-                    .filter(move |v| v.is(t, code))
-                    .flat_map(|v| v.lines.iter().map(|l| l.to_string()))
-            })
-            .filter(|v| !v.trim().is_empty())
-            .collect()
+        let mut out = Vec::new();
+        for t in tags {
+            for i in self.places(t) {
+                out.extend(
+                    self.tags[i]
+                        .lines
+                        .iter()
+                        .filter(|l| !l.trim().is_empty())
+                        .map(|l| l.to_string()),
+                );
+            }
+        }
+        out
     }
 }
 
@@ -230,6 +301,10 @@ pub struct Record {
     /// Stable across runs and machines: a digest of the export's file name
     /// and the record's tags.
     pub record_id: String,
+    /// The digest `record_id` spells (0 for a failed row).
+    pub id: u64,
+    /// What dedup compares (made with the record, in parallel).
+    pub marks: dedup::Marks,
     /// The export it came from, as listed.
     pub export: String,
     /// The line of the export it starts at.
@@ -432,8 +507,8 @@ pub fn surname(author: &str) -> Option<String> {
 
 /// What a tag-based record becomes, by format.
 fn to_record(raw: &Raw, format: Format, database: &str) -> Record {
+    let raw = &Index::new(raw);
     let pick = |tags: &[&str]| raw.first(tags);
-    let mut used: Vec<&str> = Vec::new();
     let mut r = Record {
         line: raw.line,
         format: Some(format),
@@ -458,10 +533,6 @@ fn to_record(raw: &Raw, format: Format, database: &str) -> Record {
     };
     match format {
         Format::Ris => {
-            used.extend([
-                "TY", "TI", "T1", "AU", "A1", "PY", "Y1", "DA", "JF", "JO", "T2", "JA", "J2", "VL",
-                "IS", "SP", "EP", "DO", "AB", "N2", "KW", "UR", "L1", "DB", "ER",
-            ]);
             r.ty = pick(&["TY"]);
             r.title = pick(&["TI", "T1", "CT", "BT"]);
             r.authors = raw.every(&["AU", "A1"]);
@@ -517,9 +588,6 @@ fn to_record(raw: &Raw, format: Format, database: &str) -> Record {
             }
         }
         Format::Wos => {
-            used.extend([
-                "PT", "TI", "AU", "PY", "SO", "VL", "IS", "BP", "EP", "DI", "PM", "AB", "DE", "ID",
-            ]);
             r.ty = pick(&["PT"]);
             r.title = pick(&["TI"]);
             r.authors = raw.every(&["AU"]);
@@ -537,10 +605,6 @@ fn to_record(raw: &Raw, format: Format, database: &str) -> Record {
             ]);
         }
         Format::Medline => {
-            used.extend([
-                "PMID", "TI", "FAU", "AU", "DP", "JT", "TA", "VI", "IP", "PG", "LID", "AID", "AB",
-                "OT", "MH", "PT",
-            ]);
             r.pmid = pick(&["PMID"]);
             r.title = pick(&["TI", "BTI"]);
             r.authors = {
@@ -568,27 +632,6 @@ fn to_record(raw: &Raw, format: Format, database: &str) -> Record {
             r.ty = pick(&["PT"]);
         }
         Format::Bibtex => {
-            used.extend([
-                "@type",
-                "@key",
-                "title",
-                "author",
-                "year",
-                "date",
-                "journal",
-                "journaltitle",
-                "booktitle",
-                "volume",
-                "number",
-                "issue",
-                "pages",
-                "doi",
-                "pmid",
-                "abstract",
-                "keywords",
-                "url",
-                "file",
-            ]);
             let clean =
                 |v: Option<String>| v.map(|s| bibtex::delatex(&s)).filter(|s| !s.is_empty());
             r.ty = pick(&["@type"]);
@@ -698,9 +741,9 @@ fn to_record(raw: &Raw, format: Format, database: &str) -> Record {
     }
     // Every tag no column took, in order of first appearance.
     let mut extra: Vec<(String, Vec<String>)> = Vec::new();
-    let used: Vec<(&str, u64)> = used.iter().map(|u| (*u, tag_code(u))).collect();
-    for t in &raw.tags {
-        if used.iter().any(|&(u, code)| t.is(u, code)) {
+    let used = used_tags(format);
+    for t in raw.tags {
+        if used.has(t) {
             continue;
         }
         match extra.iter_mut().find(|(k, _)| k.as_str() == t.tag) {
@@ -710,6 +753,80 @@ fn to_record(raw: &Raw, format: Format, database: &str) -> Record {
     }
     r.extra = extra;
     r
+}
+
+/// The tags a format's columns take (the rest go to `extra`), as numbers
+/// and, for tags longer than 8 characters, as text.
+struct UsedTags {
+    codes: Vec<u64>,
+    long: Vec<&'static str>,
+}
+
+impl UsedTags {
+    fn new(tags: &[&'static str]) -> Self {
+        Self {
+            codes: tags
+                .iter()
+                .map(|t| tag_code(t))
+                .filter(|&c| c != 0)
+                .collect(),
+            long: tags.iter().copied().filter(|t| tag_code(t) == 0).collect(),
+        }
+    }
+
+    fn has(&self, t: &TagValue) -> bool {
+        if t.code != 0 {
+            self.codes.contains(&t.code)
+        } else {
+            self.long.iter().any(|u| t.tag.eq_ignore_ascii_case(u))
+        }
+    }
+}
+
+fn used_tags(format: Format) -> &'static UsedTags {
+    static USED: std::sync::LazyLock<[UsedTags; 4]> = std::sync::LazyLock::new(|| {
+        [
+            UsedTags::new(&[
+                "TY", "TI", "T1", "AU", "A1", "PY", "Y1", "DA", "JF", "JO", "T2", "JA", "J2", "VL",
+                "IS", "SP", "EP", "DO", "AB", "N2", "KW", "UR", "L1", "DB", "ER",
+            ]),
+            UsedTags::new(&[
+                "PT", "TI", "AU", "PY", "SO", "VL", "IS", "BP", "EP", "DI", "PM", "AB", "DE", "ID",
+            ]),
+            UsedTags::new(&[
+                "PMID", "TI", "FAU", "AU", "DP", "JT", "TA", "VI", "IP", "PG", "LID", "AID", "AB",
+                "OT", "MH", "PT",
+            ]),
+            UsedTags::new(&[
+                "@type",
+                "@key",
+                "title",
+                "author",
+                "year",
+                "date",
+                "journal",
+                "journaltitle",
+                "booktitle",
+                "volume",
+                "number",
+                "issue",
+                "pages",
+                "doi",
+                "pmid",
+                "abstract",
+                "keywords",
+                "url",
+                "file",
+            ]),
+        ]
+    });
+    match format {
+        Format::Ris => &USED[0],
+        Format::Wos => &USED[1],
+        Format::Medline => &USED[2],
+        // CSV keeps its own list of the columns it took.
+        Format::Bibtex | Format::Csv => &USED[3],
+    }
 }
 
 fn owned(lines: &[Cow<'_, str>]) -> Vec<String> {
@@ -755,7 +872,7 @@ fn split_authors(s: &str) -> Vec<String> {
 
 /// A PubMed id in the tags an export may put it in (`PMID: 123`, or
 /// the accession number of a MEDLINE record).
-fn pmid_in(raw: &Raw, tags: &[&str]) -> Option<String> {
+fn pmid_in(raw: &Index, tags: &[&str]) -> Option<String> {
     let re = regex_pmid();
     raw.every(tags)
         .iter()
@@ -792,42 +909,46 @@ fn bibtex_file(f: &str) -> Option<String> {
     (!path.is_empty()).then_some(path)
 }
 
-/// A record's id: 16 hex digits of the SHA-256 of the export's file name
-/// and the record's canonical text (each tag, `\u{1f}`, its lines joined by
-/// `\n`, `\u{1e}`), then the ordinal among identical records from the
-/// second on; fed to the hash as it goes, never built as one text.
-fn record_digest(file_name: &str, raw: &Raw, ordinal: usize) -> String {
-    let mut h = Sha256::new();
-    h.update(file_name.as_bytes());
-    h.update([0x1f]);
-    for t in &raw.tags {
-        h.update(t.tag.as_bytes());
-        h.update("\u{1f}".as_bytes());
-        for (i, l) in t.lines.iter().enumerate() {
-            if i > 0 {
-                h.update(b"\n");
+/// A record's id: 16 hex digits of the XXH3 64-bit hash (an algorithm
+/// frozen since xxHash 0.8, the same on every machine) of the export's
+/// file name and the record's canonical text (each tag, `\u{1f}`, its
+/// lines joined by `\n`, `\u{1e}`), then the ordinal among identical
+/// records from the second on; fed to the hash as it goes, never built as
+/// one text. 64 bits: two records of a million share an id about once in
+/// 40 million reviews.
+fn record_digest(file_name: &str, raw: &Raw, ordinal: usize) -> u64 {
+    thread_local! {
+        /// The canonical text, written into one buffer a thread and hashed
+        /// at once (faster than feeding the hash a tag at a time).
+        static BUF: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+    }
+    BUF.with_borrow_mut(|b| {
+        b.clear();
+        b.extend_from_slice(file_name.as_bytes());
+        b.push(0x1f);
+        for t in &raw.tags {
+            b.extend_from_slice(t.tag.as_bytes());
+            b.extend_from_slice("\u{1f}".as_bytes());
+            for (i, l) in t.lines.iter().enumerate() {
+                if i > 0 {
+                    b.push(b'\n');
+                }
+                b.extend_from_slice(l.as_bytes());
             }
-            h.update(l.as_bytes());
+            b.extend_from_slice("\u{1e}".as_bytes());
         }
-        h.update("\u{1e}".as_bytes());
-    }
-    h.update([0x1f]);
-    if ordinal > 1 {
-        h.update(ordinal.to_string().as_bytes());
-        h.update([0x1f]);
-    }
-    short_hex(&h.finalize())
+        b.push(0x1f);
+        if ordinal > 1 {
+            b.extend_from_slice(ordinal.to_string().as_bytes());
+            b.push(0x1f);
+        }
+        xxhash_rust::xxh3::xxh3_64(b)
+    })
 }
 
-/// The first 8 bytes of a digest as 16 hex digits.
-fn short_hex(d: &[u8]) -> String {
-    const HEX: &[u8; 16] = b"0123456789abcdef";
-    let mut s = String::with_capacity(16);
-    for b in &d[..8] {
-        s.push(HEX[(b >> 4) as usize] as char);
-        s.push(HEX[(b & 15) as usize] as char);
-    }
-    s
+/// A 64-bit digest as 16 hex digits.
+fn short_hex(d: u64) -> String {
+    format!("{d:016x}")
 }
 
 /// Reads one export into its records, plus one `failed` row per problem
@@ -908,7 +1029,7 @@ pub fn read_export_parts(
     };
     // Whose tags are all the same get the same digest; the second and
     // later ones are told apart by their place among those.
-    let mut seen: HashMap<String, usize> = HashMap::new();
+    let mut seen: FxMap<u64, u32> = FxMap::default();
     let mut rows = 0;
     for window in parts.chunks(rayon::current_num_threads().max(2)) {
         let made: Vec<(Vec<Raw>, Vec<Record>, Vec<RawError>)> = window
@@ -920,28 +1041,33 @@ pub fn read_export_parts(
                     .map(|raw| {
                         let mut r = to_record(raw, format, &database);
                         r.export = export.to_string();
-                        r.record_id = record_digest(file_name, raw, 0);
+                        r.id = record_digest(file_name, raw, 0);
+                        r.marks = dedup::Key {
+                            doi: r.doi.as_deref(),
+                            title: r.title.as_deref(),
+                            year: r.year,
+                        }
+                        .marks();
                         r
                     })
                     .collect();
                 (raws, recs, errors)
             })
             .collect();
-        for (raws, recs, errors) in made {
-            let mut out: Vec<Record> = Vec::with_capacity(recs.len() + errors.len());
-            for (raw, mut r) in raws.iter().zip(recs) {
-                let k = seen.entry(r.record_id.clone()).or_default();
+        for (raws, mut out, errors) in made {
+            for (raw, r) in raws.iter().zip(out.iter_mut()) {
+                let k = seen.entry(r.id).or_default();
                 *k += 1;
                 if *k > 1 {
-                    r.record_id = record_digest(file_name, raw, *k);
+                    r.id = record_digest(file_name, raw, *k as usize);
                 }
-                out.push(r);
+                r.record_id = short_hex(r.id);
             }
             drop(raws);
-            for e in errors {
-                out.push(failed(e.line, e.message));
+            if !errors.is_empty() {
+                out.extend(errors.into_iter().map(|e| failed(e.line, e.message)));
+                out.sort_by_key(|r| r.line);
             }
-            out.sort_by_key(|r| r.line);
             rows += out.len();
             if !out.is_empty() && !emit(out) {
                 return;
@@ -957,7 +1083,7 @@ pub fn read_export_parts(
 }
 
 /// Texts larger than this are parsed in parts, in parallel.
-const PART_BYTES: usize = 1 << 20;
+const PART_BYTES: usize = 512 << 10;
 
 /// A tagged export's text cut into parts of about [`PART_BYTES`] where a
 /// line starts a record (`start`), each with the number of lines before it.
@@ -1036,7 +1162,8 @@ fn digest(parts: &[&str]) -> String {
         h.update(p.as_bytes());
         h.update([0x1f]);
     }
-    short_hex(&h.finalize())
+    let d = h.finalize();
+    short_hex(u64::from_be_bytes(d[..8].try_into().expect("8 bytes")))
 }
 
 #[cfg(test)]
@@ -1063,6 +1190,18 @@ mod tests {
         assert_eq!(surname("John Smith").as_deref(), Some("smith"));
         assert_eq!(surname("van der Berg, A.").as_deref(), Some("vanderberg"));
         assert_eq!(surname("Parkes-Loach, PS").as_deref(), Some("parkesloach"));
+    }
+
+    #[test]
+    fn tag_numbers_fold_case() {
+        assert_eq!(tag_code("TY"), tag_code("ty"));
+        assert_eq!(tag_code("Ab"), tag_code("AB"));
+        assert_eq!(tag_code("PMID"), u64::from_le_bytes(*b"PMID\0\0\0\0"));
+        assert_eq!(tag_code("a1z@[`{"), u64::from_le_bytes(*b"A1Z@[`{\0"));
+        assert_ne!(tag_code("T1"), tag_code("TI"));
+        assert_ne!(tag_code("AU"), tag_code("AU "));
+        assert_eq!(tag_code("journaltitle"), 0);
+        assert_eq!(tag_code("é"), 0);
     }
 
     #[test]

@@ -6,6 +6,7 @@
 //! nowhere in the DOI) are cut. Text that holds no DOI (no `10.NNNN/suffix`)
 //! is NULL: an export's "n/a" must not make records equal.
 
+use std::borrow::Cow;
 use std::sync::Arc;
 
 use datafusion::arrow::array::{Array, ArrayRef, StringBuilder};
@@ -19,9 +20,9 @@ use crate::util::string_array;
 
 /// Decodes `%XX` escapes (a DOI or a path copied from a URL); bytes that do
 /// not make UTF-8 keep their escapes.
-pub fn percent_decode(s: &str) -> String {
+pub fn percent_decode(s: &str) -> Cow<'_, str> {
     if !s.contains('%') {
-        return s.to_string();
+        return Cow::Borrowed(s);
     }
     let b = s.as_bytes();
     let mut out = Vec::with_capacity(b.len());
@@ -38,7 +39,7 @@ pub fn percent_decode(s: &str) -> String {
         out.push(b[i]);
         i += 1;
     }
-    String::from_utf8(out).unwrap_or_else(|_| s.to_string())
+    Cow::Owned(String::from_utf8(out).unwrap_or_else(|_| s.to_string()))
 }
 
 /// The normalised DOI, or `None` when the text holds none.
@@ -52,14 +53,21 @@ pub fn percent_decode(s: &str) -> String {
 /// ```
 pub fn normalize_doi(text: &str) -> Option<String> {
     let decoded = percent_decode(text.trim());
-    let lower = decoded.to_lowercase();
+    let mut doi = if decoded.is_ascii() {
+        let mut d = decoded.into_owned();
+        d.make_ascii_lowercase();
+        d
+    } else {
+        decoded.to_lowercase()
+    };
     // The DOI starts at its directory indicator; whatever comes before
-    // (a resolver URL, `doi:`, `DOI `) is a prefix.
-    let start = find_prefix(&lower)?;
-    let mut doi: String = lower[start..]
-        .chars()
-        .take_while(|c| !c.is_whitespace())
-        .collect();
+    // (a resolver URL, `doi:`, `DOI `) is a prefix; it ends at a space.
+    let start = find_prefix(&doi)?;
+    let end = doi[start..]
+        .find(char::is_whitespace)
+        .map_or(doi.len(), |e| start + e);
+    doi.truncate(end);
+    doi.replace_range(..start, "");
     // Trailing punctuation belongs to the sentence, not the DOI; a closing
     // bracket stays when the DOI opens it (10.1016/s0140-6736(20)30183-5).
     while let Some(last) = doi.chars().last() {
