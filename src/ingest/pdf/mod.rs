@@ -211,7 +211,11 @@ fn caption_like(s: &str) -> bool {
             let mut it = rest.chars();
             if let Some(c) = it.next() {
                 if c.is_ascii_digit()
-                    || ("ivx".contains(c) && it.next().is_some_and(|d| !d.is_alphabetic()))
+                    || ("ivx".contains(c) && {
+                        // A Roman numeral ("II", "iv") then no more letters.
+                        let after = rest.trim_start_matches(['i', 'v', 'x', 'l']);
+                        !after.starts_with(char::is_alphabetic) && rest.len() - after.len() <= 6
+                    })
                     || (c.is_ascii_alphabetic()
                         && rest.len() > 1
                         && rest.as_bytes()[1] == b'.'
@@ -223,6 +227,39 @@ fn caption_like(s: &str) -> bool {
         }
     }
     false
+}
+
+/// A block's box and text size.
+#[derive(Debug, Clone, Copy)]
+struct Bbox {
+    x0: f32,
+    y0: f32,
+    x1: f32,
+    y1: f32,
+    size: f32,
+}
+
+/// A caption that is its label only: "Table 2", "TABLE II.", "Fig. 3:".
+fn bare_label(t: &str) -> bool {
+    caption_like(t) && t.split_whitespace().count() <= 3 && t.chars().count() <= 25
+}
+
+/// Whether the block after a bare caption label is the caption's title:
+/// a few lines set just below the label (within two and a half lines,
+/// overlapping it across the page) or on its line just right of it, and not
+/// itself a caption. Author manuscripts and many journals set "Table 2" on
+/// a line of its own above the title.
+fn titles_label(label: &Bbox, next: &Bbox, lines: usize, text: &str) -> bool {
+    let em = label.size.max(next.size);
+    let gap = next.y0 - label.y1;
+    let below = gap > -0.5 * em
+        && gap < 2.5 * em
+        && next.x0 < label.x1 + 2.0 * em
+        && next.x1 > label.x0 - 2.0 * em;
+    let beside = (next.y0 - label.y0).abs() < 0.6 * em
+        && next.x0 >= label.x1 - 0.5 * em
+        && next.x0 - label.x1 < 4.0 * em;
+    (below || beside) && lines <= 3 && text.chars().count() <= 300 && !caption_like(text)
 }
 
 fn numbered_heading(s: &str) -> bool {
@@ -349,8 +386,12 @@ pub fn extract(bytes: &[u8]) -> Result<Extracted, String> {
     let mut out = Vec::new();
     let mut section: Option<String> = None;
     for (number, height, blocks) in laid {
+        // A caption that is only its label ("Table 2") on its own line,
+        // waiting for the title set below or beside it.
+        let mut label: Option<(usize, Bbox)> = None;
         for b in blocks {
             if let Some(cells) = &b.table {
+                label = None;
                 let cells: Vec<Cell> = cells.iter().map(Cell::from).collect();
                 let mut rb = RawBlock::new(BlockKind::Table, super::table_text(&cells));
                 rb.cells = cells;
@@ -365,6 +406,19 @@ pub fn extract(bytes: &[u8]) -> Result<Extracted, String> {
                 continue;
             }
             let size = b.size();
+            let here = Bbox {
+                x0: b.x0,
+                y0: b.y0,
+                x1: b.x1,
+                y1: b.y1,
+                size,
+            };
+            if let Some((i, l)) = label.take() {
+                if titles_label(&l, &here, b.lines.len(), t) {
+                    out[i].text = format!("{} {t}", out[i].text);
+                    continue;
+                }
+            }
             let short = b.lines.len() <= 3 && t.chars().count() <= 160;
             // A bold run of a few words ending in a full stop is a run-in heading.
             let run_in = b.bold() && t.ends_with('.') && t.split_whitespace().count() <= 6;
@@ -401,6 +455,9 @@ pub fn extract(bytes: &[u8]) -> Result<Extracted, String> {
             };
             if kind == BlockKind::Heading {
                 section = Some(t.to_string());
+            }
+            if kind == BlockKind::Caption && bare_label(t) {
+                label = Some((out.len(), here));
             }
             let mut rb = RawBlock::new(kind, t.to_string());
             rb.page = Some(number);
@@ -465,6 +522,65 @@ mod tests {
         assert!(caption_like("Table 1 Baseline characteristics"));
         assert!(caption_like("Fig. 2. Flow"));
         assert!(!caption_like("Tablets were given"));
+        assert!(caption_like("TABLE III. Outcomes"));
+        assert!(!caption_like("Table ivory"));
+        assert!(bare_label("Table 2"));
+        assert!(bare_label("TABLE II."));
+        assert!(bare_label("Supplementary Table 1"));
+        assert!(!bare_label("Table 2 Baseline characteristics"));
+    }
+
+    #[test]
+    fn a_title_under_a_bare_label_is_its_caption() {
+        let bx = |x0: f32, y0: f32, x1: f32, y1: f32| Bbox {
+            x0,
+            y0,
+            x1,
+            y1,
+            size: 10.0,
+        };
+        let label = bx(72.0, 100.0, 110.0, 111.0);
+        let title = "Demographic characteristics of participants";
+        // The next line down, from the same margin.
+        assert!(titles_label(
+            &label,
+            &bx(72.0, 114.0, 300.0, 125.0),
+            1,
+            title
+        ));
+        // On the label's line, just right of it.
+        assert!(titles_label(
+            &label,
+            &bx(116.0, 100.5, 300.0, 111.0),
+            1,
+            title
+        ));
+        // Far below (a paragraph after a table), in the other column, or long.
+        assert!(!titles_label(
+            &label,
+            &bx(72.0, 160.0, 300.0, 171.0),
+            1,
+            title
+        ));
+        assert!(!titles_label(
+            &label,
+            &bx(320.0, 114.0, 540.0, 125.0),
+            1,
+            title
+        ));
+        assert!(!titles_label(
+            &label,
+            &bx(72.0, 114.0, 300.0, 160.0),
+            6,
+            title
+        ));
+        // Another caption.
+        assert!(!titles_label(
+            &label,
+            &bx(72.0, 114.0, 300.0, 125.0),
+            1,
+            "Table 3"
+        ));
         assert!(numbered_heading("2.1 Participants"));
         assert!(!numbered_heading("12 patients"));
         assert_eq!(ranges(&[1, 2, 3, 7]), "1-3, 7");
