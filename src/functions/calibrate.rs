@@ -131,7 +131,7 @@ impl Screening {
                 for row in r.records() {
                     let row =
                         row.map_err(|e| DataFusionError::Execution(format!("{path}: {e}")))?;
-                    out.push((row[s].to_string(), row[d].trim().to_ascii_lowercase()));
+                    out.push((row[s].to_string(), screened_decision(&row[d])));
                 }
             }
             Self::Table(name, state) => {
@@ -156,7 +156,7 @@ impl Screening {
                             out.push((
                                 s.value(i).to_string(),
                                 if d.is_valid(i) {
-                                    d.value(i).to_string()
+                                    screened_decision(d.value(i))
                                 } else {
                                     String::new()
                                 },
@@ -258,6 +258,13 @@ fn write_csv(batch: &RecordBatch, path: &str) -> Result<()> {
         w.write_record(&row).map_err(|e| err(&e))?;
     }
     w.flush().map_err(|e| err(&e))
+}
+
+/// A screener's decision as a screening table or CSV holds it, compared
+/// without case or surrounding space ("Include " from a spreadsheet is
+/// `include`) whichever of the two it was read from.
+fn screened_decision(v: &str) -> String {
+    v.trim().to_ascii_lowercase()
 }
 
 /// A person's decision as written in a spreadsheet.

@@ -116,6 +116,37 @@ async fn the_seed_calibration_example() {
     assert!(!m.iter().any(|x| x.contains("accuracy")));
 }
 
+/// A screening table's decisions are read as a CSV's are: without case or
+/// surrounding spaces (" Exclude", "INCLUDE " from a spreadsheet import).
+#[tokio::test]
+async fn a_tables_decisions_are_read_without_case_or_spaces() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let check = dir.path().join("check.csv");
+    let c = ctx(None);
+    sql(&c, SCREENING).await.expect("screening");
+    sql(&c, "CREATE TABLE typed AS SELECT source, CASE decision WHEN 'exclude' THEN ' Exclude' WHEN 'include' THEN 'INCLUDE ' ELSE 'Unclear' END AS decision FROM s").await.expect("typed");
+    let q = |t: &str| {
+        format!(
+            "SELECT * FROM reference_sample('{t}', 60, 'excluded', 1, '{}')",
+            check.display()
+        )
+    };
+    let typed = sql(&c, &q("typed")).await.expect("sample");
+    assert!(col(&typed, "frame_size").iter().all(|n| n == "340"));
+    assert_eq!(
+        col(&typed, "source"),
+        col(&sql(&c, &q("s")).await.expect("sample"), "source")
+    );
+    fill(&check, |i, _| if i >= 57 { "include" } else { "exclude" });
+    let cal = |t: &str| {
+        format!(
+            "SELECT measure, value, low, high, n, detail FROM calibrate('{t}', '{}') ORDER BY measure, detail",
+            check.display()
+        )
+    };
+    assert_eq!(table(&c, &cal("typed")).await, table(&c, &cal("s")).await);
+}
+
 /// A sample of all records: sensitivity (deployed and strict), specificity
 /// and kappa against a computation written out here.
 #[tokio::test]
