@@ -196,16 +196,19 @@ impl Page<'_> {
                         .collect();
                     // Stop at prose between the rules: rows holding a line
                     // of many words across a good part of the rules' width
-                    // (a paragraph, or a page's two columns of text).
+                    // (a paragraph, or a page's two columns of text), and
+                    // no value beside it (a long question or label in a
+                    // table has its value in a column to its right).
                     let prose = between
                         .iter()
                         .filter(|r| {
-                            r.iter().any(|&k| {
+                            let long = r.iter().any(|&k| {
                                 let l = &lines[k];
                                 l.words.len() >= 8
                                     && l.x1 - l.x0 > 0.4 * (x1 - x0)
                                     && !is_numeric_cell(&l.text())
-                            })
+                            });
+                            long && !r.iter().any(|&k| is_numeric_cell(&lines[k].text()))
                         })
                         .count();
                     // A table caption between two rules starts another table.

@@ -56,6 +56,7 @@ impl<'a> Grid<'a> {
                 _ => cols.push((a, b)),
             }
         }
+        let cols = cols.into_iter().flat_map(|c| unbridged(c, &rows)).collect();
         Grid { rows, cols }
     }
 
@@ -169,6 +170,66 @@ impl<'a> Grid<'a> {
     }
 }
 
+/// A column interval cut where rows show a gap that a few long lines
+/// bridge: a long question or label ("Overall, to what extent did you find
+/// it easy to use?") running over the next column's start merges two
+/// columns in the union of the rows' pieces, while most rows hold two pieces
+/// apart inside it. Cut at the place inside the interval where the rows
+/// with a gap there outnumber the rows with a line across it at least two
+/// to one (and are three or more); each side is cut again the same way.
+fn unbridged(c: (f32, f32), rows: &[Vec<&Line>]) -> Vec<(f32, f32)> {
+    // Each row's pieces inside the interval.
+    let inside: Vec<Vec<(f32, f32)>> = rows
+        .iter()
+        .map(|r| {
+            r.iter()
+                .filter(|l| l.x0 >= c.0 - 0.5 && l.x1 <= c.1 + 0.5)
+                .map(|l| (l.x0, l.x1))
+                .collect()
+        })
+        .collect();
+    // Candidate cuts: the middle of each gap between two pieces of a row.
+    let gaps: Vec<(f32, f32)> = inside
+        .iter()
+        .flat_map(|ps| ps.windows(2).map(|w| (w[0].1, w[1].0)))
+        .filter(|(a, b)| b > a)
+        .collect();
+    let mut best: Option<(i64, f32)> = None;
+    for &(a, b) in &gaps {
+        let x = (a + b) / 2.0;
+        let open = gaps.iter().filter(|g| g.0 < x && g.1 > x).count();
+        let across = inside
+            .iter()
+            .filter(|ps| ps.iter().any(|p| p.0 < x && p.1 > x))
+            .count();
+        if open >= 3 && open >= 2 * across && across > 0 {
+            let score = open as i64 - across as i64;
+            if best.is_none_or(|(s, _)| score > s) {
+                best = Some((score, x));
+            }
+        }
+    }
+    let Some((_, x)) = best else {
+        return vec![c];
+    };
+    // The sides: what lies wholly left and wholly right of the cut.
+    let pieces = || inside.iter().flatten();
+    let left_end = pieces()
+        .filter(|p| p.1 <= x)
+        .map(|p| p.1)
+        .fold(f32::MIN, f32::max);
+    let right_start = pieces()
+        .filter(|p| p.0 >= x)
+        .map(|p| p.0)
+        .fold(f32::MAX, f32::min);
+    if left_end == f32::MIN || right_start == f32::MAX {
+        return vec![c];
+    }
+    let mut out = unbridged((c.0, left_end), rows);
+    out.extend(unbridged((right_start, c.1), rows));
+    out
+}
+
 /// A centred first column has no indentation: its left edges vary with the
 /// text's length while the centres agree.
 pub fn centred_stub(out: &mut [TCell]) {
@@ -209,6 +270,42 @@ mod tests {
         assert_eq!(g.cols.len(), 4);
         assert_eq!(g.col_of(210.0), 1);
         assert_eq!(g.col_of(1000.0), 3);
+    }
+
+    #[test]
+    fn a_few_long_labels_do_not_merge_two_columns() {
+        // Questions run past the start of the n (%) column; their answers'
+        // labels and counts stand apart.
+        let q = "Overall to what extent did you find it easy to use and understand";
+        let lines = laid_out(&[
+            &[(50.0, "Measure"), (300.0, "n"), (400.0, "Median")],
+            &[(60.0, q), (400.0, "4")],
+            &[(80.0, "Not easy"), (300.0, "0 (0)")],
+            &[(80.0, "Somewhat easy"), (300.0, "5 (20)")],
+            &[(80.0, "Very easy"), (300.0, "12 (48)")],
+            &[(60.0, q), (400.0, "3")],
+            &[(80.0, "Not easy"), (300.0, "2 (8)")],
+            &[(80.0, "Very easy"), (300.0, "9 (36)")],
+        ]);
+        assert!(lines[3].x1 > 310.0, "the question crosses the n column");
+        let g = Grid::new(&lines);
+        assert_eq!(g.cols.len(), 3, "{:?}", g.cols);
+        let cells = g.place(1);
+        let count = cells.iter().find(|c| c.text == "5 (20)").expect("cell");
+        assert_eq!(count.col, 1);
+        let label = cells
+            .iter()
+            .find(|c| c.text == "Somewhat easy")
+            .expect("cell");
+        assert_eq!(label.col, 0);
+        // A column only a few rows fill is kept.
+        let lines = laid_out(&[
+            &[(50.0, "Age"), (200.0, "1"), (300.0, "2")],
+            &[(50.0, "Sex"), (200.0, "3"), (250.0, "a"), (300.0, "4")],
+            &[(50.0, "BMI"), (200.0, "5"), (300.0, "6")],
+            &[(50.0, "Weight"), (200.0, "7"), (300.0, "8")],
+        ]);
+        assert_eq!(Grid::new(&lines).cols.len(), 4);
     }
 
     #[test]
