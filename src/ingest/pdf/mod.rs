@@ -482,12 +482,98 @@ pub fn extract(bytes: &[u8]) -> Result<Extracted, String> {
     let mut removed_map = BTreeMap::new();
     removed_map.insert("headers_footers".to_string(), removed);
     Ok(Extracted {
-        blocks: out,
+        blocks: join_continued(out),
         pages: Some(n_pages),
         extractor: "pdf",
         notes,
         removed: removed_map,
     })
+}
+
+/// A table continued on the next page joined to its first part: the next
+/// table block on the following page, with nothing between the two but
+/// footnotes and a caption saying the table continues ("Table 2
+/// (continued)"), with as many columns. Header rows the second part repeats
+/// are dropped, and so is the "continued" caption.
+fn join_continued(blocks: Vec<RawBlock>) -> Vec<RawBlock> {
+    let columns = |cells: &[Cell]| cells.iter().map(|c| c.col + c.col_span).max().unwrap_or(0);
+    let continued = |b: &RawBlock| {
+        let t = b.text.to_ascii_lowercase();
+        b.kind == BlockKind::Caption
+            && (t.contains("continued") || t.contains("cont.") || t.contains("(cont"))
+    };
+    let mut out: Vec<RawBlock> = Vec::with_capacity(blocks.len());
+    let mut last_table: Option<usize> = None;
+    for b in blocks {
+        if b.kind != BlockKind::Table {
+            out.push(b);
+            continue;
+        }
+        if let Some(t) = last_table {
+            let quiet = out[t + 1..]
+                .iter()
+                .all(|x| x.kind == BlockKind::Footnote || continued(x));
+            let next_page = matches!((out[t].page, b.page), (Some(a), Some(c)) if c == a + 1);
+            if quiet && next_page && columns(&out[t].cells) == columns(&b.cells) {
+                // The first part, then its footnotes after the whole table.
+                let first = out.remove(t);
+                let notes: Vec<RawBlock> = out.drain(t..).filter(|x| !continued(x)).collect();
+                out.push(joined_parts(first, b));
+                out.extend(notes);
+                last_table = Some(t);
+                continue;
+            }
+        }
+        last_table = Some(out.len());
+        out.push(b);
+    }
+    out
+}
+
+/// Two parts of one table as one: the second's rows after the first's,
+/// less the leading rows that repeat one of the first part's first rows
+/// (its header), compared on their letters and digits.
+fn joined_parts(mut first: RawBlock, second: RawBlock) -> RawBlock {
+    use unicode_normalization::UnicodeNormalization;
+    let row = |cells: &[Cell], r: u32| -> Vec<(u32, String)> {
+        let mut v: Vec<(u32, String)> = cells
+            .iter()
+            .filter(|c| c.row == r)
+            .map(|c| {
+                let t: String = c.text.nfkc().filter(|ch| ch.is_alphanumeric()).collect();
+                (c.col, t.to_lowercase())
+            })
+            .filter(|(_, t)| !t.is_empty())
+            .collect();
+        v.sort();
+        v
+    };
+    let head: Vec<Vec<(u32, String)>> = (0..4).map(|r| row(&first.cells, r)).collect();
+    let mut repeated = 0;
+    while repeated < 4 && {
+        let r = row(&second.cells, repeated);
+        !r.is_empty() && head.contains(&r)
+    } {
+        repeated += 1;
+    }
+    let next = first
+        .cells
+        .iter()
+        .map(|c| c.row + c.row_span)
+        .max()
+        .unwrap_or(0);
+    first.cells.extend(
+        second
+            .cells
+            .into_iter()
+            .filter(|c| c.row >= repeated)
+            .map(|mut c| {
+                c.row = c.row - repeated + next;
+                c
+            }),
+    );
+    first.text = super::table_text(&first.cells);
+    first
 }
 
 /// "1-3, 7".
@@ -528,6 +614,79 @@ mod tests {
         assert!(bare_label("TABLE II."));
         assert!(bare_label("Supplementary Table 1"));
         assert!(!bare_label("Table 2 Baseline characteristics"));
+    }
+
+    #[test]
+    fn a_table_continued_on_the_next_page_is_one_table() {
+        let table = |page: u32, rows: &[&[&str]]| {
+            let cells: Vec<Cell> = rows
+                .iter()
+                .enumerate()
+                .flat_map(|(r, row)| {
+                    row.iter().enumerate().map(move |(c, t)| Cell {
+                        row: r as u32,
+                        col: c as u32,
+                        row_span: 1,
+                        col_span: 1,
+                        text: t.to_string(),
+                        indent: 0,
+                        bold: false,
+                    })
+                })
+                .collect();
+            let mut b = RawBlock::new(BlockKind::Table, super::super::table_text(&cells));
+            b.cells = cells;
+            b.page = Some(page);
+            b
+        };
+        let block = |kind: BlockKind, page: u32, text: &str| {
+            let mut b = RawBlock::new(kind, text.to_string());
+            b.page = Some(page);
+            b
+        };
+        let first = table(
+            3,
+            &[&["", "A", "B"], &["Age", "1", "2"], &["BMI", "3", "4"]],
+        );
+        let second = table(4, &[&["", "A", "B"], &["Sex", "5", "6"]]);
+        let joined = join_continued(vec![
+            block(BlockKind::Caption, 3, "Table 2 Baseline"),
+            first.clone(),
+            block(BlockKind::Footnote, 3, "a Mean (SD)."),
+            block(BlockKind::Caption, 4, "Table 2 (continued)"),
+            second.clone(),
+            block(BlockKind::Paragraph, 4, "Text after it."),
+        ]);
+        let kinds: Vec<BlockKind> = joined.iter().map(|b| b.kind).collect();
+        assert_eq!(
+            kinds,
+            [
+                BlockKind::Caption,
+                BlockKind::Table,
+                BlockKind::Footnote,
+                BlockKind::Paragraph
+            ]
+        );
+        assert_eq!(
+            joined[1].text,
+            " | A | B\nAge | 1 | 2\nBMI | 3 | 4\nSex | 5 | 6"
+        );
+        // Prose between, another page, or other columns: two tables.
+        for blocks in [
+            vec![
+                first.clone(),
+                block(BlockKind::Paragraph, 3, "Text."),
+                second.clone(),
+            ],
+            vec![first.clone(), table(6, &[&["Sex", "5", "6"]])],
+            vec![first.clone(), table(4, &[&["Sex", "5"]])],
+        ] {
+            let n = join_continued(blocks)
+                .iter()
+                .filter(|b| b.kind == BlockKind::Table)
+                .count();
+            assert_eq!(n, 2);
+        }
     }
 
     #[test]
