@@ -36,7 +36,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use quarry::eval::adjacency::{relations, Relation, Tally};
-use quarry::ingest::{ingest_file, BlockKind, Cell, Document, IngestSpec};
+use quarry::ingest::{ingest_file, table_columns, BlockKind, Cell, Document, IngestSpec};
 
 /// One table to render: its cells (the truth) and prose of its paper.
 struct Source {
@@ -204,7 +204,7 @@ fn header_rows(cells: &[Cell]) -> u32 {
 /// with a grouping header row added, marks appended, rows repeated.
 fn styled_cells(src: &[Cell], style: &Style) -> Vec<Cell> {
     let mut cells = src.to_vec();
-    let ncols = cells.iter().map(|c| c.col + c.col_span).max().unwrap_or(0);
+    let ncols = table_columns(&cells);
     if style.group_header && ncols >= 3 {
         for c in &mut cells {
             c.row += 1;
@@ -250,7 +250,7 @@ fn styled_cells(src: &[Cell], style: &Style) -> Vec<Cell> {
 fn table_html(cells: &[Cell], style: &Style) -> String {
     let head = header_rows(cells);
     let rows = cells.iter().map(|c| c.row + c.row_span).max().unwrap_or(0);
-    let ncols = cells.iter().map(|c| c.col + c.col_span).max().unwrap_or(0);
+    let ncols = table_columns(cells);
     let mut covered = vec![vec![false; ncols as usize]; rows as usize];
     for c in cells {
         for r in c.row..c.row + c.row_span.max(1) {
@@ -462,12 +462,7 @@ fn sources(dirs: &[PathBuf]) -> Vec<Source> {
         let prose = paragraphs(&d);
         for b in d.blocks.iter().filter(|b| b.kind == BlockKind::Table) {
             let rows = b.cells.iter().map(|c| c.row + 1).max().unwrap_or(0);
-            let cols = b
-                .cells
-                .iter()
-                .map(|c| c.col + c.col_span)
-                .max()
-                .unwrap_or(0);
+            let cols = table_columns(&b.cells);
             if rows >= 2 && cols >= 2 && rows <= 60 {
                 out.push(Source {
                     paper: paper.clone(),

@@ -120,6 +120,11 @@ impl RawBlock {
     }
 }
 
+/// How many columns a table's cells take (spans counted).
+pub fn table_columns(cells: &[Cell]) -> u32 {
+    cells.iter().map(|c| c.col + c.col_span).max().unwrap_or(0)
+}
+
 /// A table's block text: one line per row, cells joined by " | ".
 pub fn table_text(cells: &[Cell]) -> String {
     let mut rows: BTreeMap<u32, Vec<&Cell>> = BTreeMap::new();

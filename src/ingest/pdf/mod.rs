@@ -14,7 +14,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use lopdf::Document;
 use rayon::prelude::*;
 
-use super::{BlockKind, Cell, Extracted, RawBlock};
+use super::{table_columns, BlockKind, Cell, Extracted, RawBlock};
 use interp::{FontCache, Rule};
 use layout::{LBlock, Line};
 
@@ -496,7 +496,6 @@ pub fn extract(bytes: &[u8]) -> Result<Extracted, String> {
 /// (continued)"), with as many columns. Header rows the second part repeats
 /// are dropped, and so is the "continued" caption.
 fn join_continued(blocks: Vec<RawBlock>) -> Vec<RawBlock> {
-    let columns = |cells: &[Cell]| cells.iter().map(|c| c.col + c.col_span).max().unwrap_or(0);
     let continued = |b: &RawBlock| {
         let t = b.text.to_ascii_lowercase();
         b.kind == BlockKind::Caption
@@ -514,7 +513,7 @@ fn join_continued(blocks: Vec<RawBlock>) -> Vec<RawBlock> {
                 .iter()
                 .all(|x| x.kind == BlockKind::Footnote || continued(x));
             let next_page = matches!((out[t].page, b.page), (Some(a), Some(c)) if c == a + 1);
-            if quiet && next_page && columns(&out[t].cells) == columns(&b.cells) {
+            if quiet && next_page && table_columns(&out[t].cells) == table_columns(&b.cells) {
                 // The first part, then its footnotes after the whole table.
                 let first = out.remove(t);
                 let notes: Vec<RawBlock> = out.drain(t..).filter(|x| !continued(x)).collect();
@@ -614,6 +613,9 @@ mod tests {
         assert!(bare_label("TABLE II."));
         assert!(bare_label("Supplementary Table 1"));
         assert!(!bare_label("Table 2 Baseline characteristics"));
+        assert!(numbered_heading("2.1 Participants"));
+        assert!(!numbered_heading("12 patients"));
+        assert_eq!(ranges(&[1, 2, 3, 7]), "1-3, 7");
     }
 
     #[test]
@@ -740,8 +742,5 @@ mod tests {
             1,
             "Table 3"
         ));
-        assert!(numbered_heading("2.1 Participants"));
-        assert!(!numbered_heading("12 patients"));
-        assert_eq!(ranges(&[1, 2, 3, 7]), "1-3, 7");
     }
 }
