@@ -151,6 +151,24 @@ pub fn session(settings: &Settings) -> Result<SessionContext> {
         );
     }
 
+    ctx.register_udf(ScalarUDF::from(
+        crate::functions::claims::ClaimDrafts::default(),
+    ));
+    for (name, kind) in [
+        ("claims", crate::functions::claims::Kind::Claims),
+        ("rejections", crate::functions::claims::Kind::Rejections),
+        ("claims_sql", crate::functions::claims::Kind::Sql),
+    ] {
+        ctx.register_udtf(
+            name,
+            Arc::new(crate::functions::claims::ClaimsFn {
+                kind,
+                env: env.clone(),
+            }),
+        );
+    }
+    crate::functions::claims::register(&ctx, store.as_ref())?;
+
     // The store's tables, by name.
     match &store {
         None => {

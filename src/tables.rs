@@ -451,3 +451,154 @@ pub fn strings(batch: &RecordBatch, name: &str) -> Option<StringArray> {
         .ok()
         .map(|a| a.as_string::<i32>().clone())
 }
+
+fn text(n: &str) -> Field {
+    Field::new(n, DataType::Utf8, true)
+}
+
+fn float(n: &str) -> Field {
+    Field::new(n, DataType::Float64, true)
+}
+
+fn list_of(n: &str, item: DataType) -> Field {
+    Field::new(
+        n,
+        DataType::List(Arc::new(Field::new("item", item, true))),
+        true,
+    )
+}
+
+/// A claim's quantity: the number as the paper writes it.
+pub fn quantity_type() -> DataType {
+    DataType::Struct(Fields::from(vec![
+        text("verbatim"),
+        float("value"),
+        text("unit_text"),
+        text("qualifier"),
+        text("uncertainty"),
+    ]))
+}
+
+/// A claim's statistics, each optional.
+pub fn statistics_type() -> DataType {
+    DataType::Struct(Fields::from(vec![
+        float("effect_size"),
+        text("effect_kind"),
+        float("ci_lower"),
+        float("ci_upper"),
+        float("ci_level"),
+        float("p_value"),
+        float("test_statistic"),
+        text("test_kind"),
+        list_of("group_sizes", DataType::Int64),
+    ]))
+}
+
+/// A claim's context: key-value pairs, sorted by key.
+pub fn context_type() -> DataType {
+    DataType::List(Arc::new(Field::new(
+        "item",
+        DataType::Struct(Fields::from(vec![text("key"), text("value")])),
+        true,
+    )))
+}
+
+/// One draft as `claim_drafts(...)` reads it (see `review::claims::Drafted`).
+pub fn drafted_fields() -> Fields {
+    Fields::from(vec![
+        text("code"),
+        text("claim_id"),
+        text("kind"),
+        text("subject"),
+        text("predicate"),
+        text("object"),
+        text("polarity"),
+        Field::new("quantity", quantity_type(), true),
+        Field::new("statistics", statistics_type(), true),
+        Field::new("context", context_type(), true),
+        text("quote"),
+        Field::new("char_start", DataType::Int64, true),
+        Field::new("char_end", DataType::Int64, true),
+        float("match"),
+        text("draft"),
+        list_of("problems", DataType::Utf8),
+        Field::new("ordinal", DataType::Int32, true),
+    ])
+}
+
+/// The rows of a claims run and of the store's claims table: claims and
+/// rejections (`code` NULL for a claim), every column nullable.
+pub static CLAIM_ROWS: LazyLock<SchemaRef> = LazyLock::new(|| {
+    let span = DataType::Struct(Fields::from(vec![
+        text("document_id"),
+        Field::new("char_start", DataType::Int64, true),
+        Field::new("char_end", DataType::Int64, true),
+        text("quote"),
+        float("match"),
+    ]));
+    let stamp = DataType::Struct(Fields::from(vec![
+        text("model"),
+        text("prompt_hash"),
+        text("schema_hash"),
+        text("spec_hash"),
+        text("release"),
+    ]));
+    Arc::new(Schema::new(vec![
+        text("claim_id"),
+        text("document_id"),
+        text("source"),
+        Field::new("chunk_id", DataType::Int32, true),
+        Field::new("ordinal", DataType::Int32, true),
+        text("code"),
+        text("kind"),
+        text("subject"),
+        text("predicate"),
+        text("object"),
+        text("polarity"),
+        Field::new("quantity", quantity_type(), true),
+        Field::new("statistics", statistics_type(), true),
+        Field::new("context", context_type(), true),
+        Field::new("span", span, true),
+        Field::new("page", DataType::Int32, true),
+        text("section"),
+        Field::new("stamp", stamp, true),
+        text("draft"),
+        list_of("problems", DataType::Utf8),
+        Field::new("revision", DataType::Int64, true),
+    ]))
+});
+
+/// The columns the `claims` table shows.
+pub const CLAIM_COLUMNS: &[&str] = &[
+    "claim_id",
+    "document_id",
+    "source",
+    "kind",
+    "subject",
+    "predicate",
+    "object",
+    "polarity",
+    "quantity",
+    "statistics",
+    "context",
+    "span",
+    "page",
+    "section",
+    "stamp",
+    "revision",
+];
+
+/// The columns the `rejections` table shows.
+pub const REJECTION_COLUMNS: &[&str] = &[
+    "document_id",
+    "source",
+    "chunk_id",
+    "ordinal",
+    "code",
+    "draft",
+    "problems",
+    "span",
+    "page",
+    "stamp",
+    "revision",
+];

@@ -286,6 +286,7 @@ impl ExtractFn {
             env: self.env.clone(),
             retry_failed: rt.is_some_and(Runtime::retry_failed),
             records,
+            publish: None,
         }
     }
 }

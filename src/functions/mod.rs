@@ -4,6 +4,7 @@
 pub mod blocks;
 pub mod calibrate;
 pub mod chunks;
+pub mod claims;
 pub mod cohort;
 pub mod documents;
 pub mod extract;

@@ -120,6 +120,22 @@ pub struct Run {
     /// records (the matched file, else title and abstract) instead of
     /// listing the source's files.
     pub records: Option<crate::records::corpus::RecordSource>,
+    /// Where the wanted table's rows go besides the run's own results (the
+    /// store's claims table), window by window.
+    pub publish: Option<Arc<dyn Publish>>,
+}
+
+/// A table of the store that a run's rows are put into as each window
+/// completes (restored windows too, so a run killed between the two writes
+/// catches up), which may fill in columns of those rows (a revision).
+#[async_trait::async_trait]
+pub trait Publish: Send + Sync + fmt::Debug {
+    /// Puts the window's documents' rows (`rows[i]` is `docs[i]`'s) in.
+    async fn publish(
+        &self,
+        docs: &[Arc<Document>],
+        rows: &mut [Option<RecordBatch>],
+    ) -> crate::error::Result<()>;
 }
 
 /// The documents a run reads, in order.
@@ -444,6 +460,7 @@ async fn window(
         })
         .collect();
     let mut unmatched: Vec<RecordBatch> = Vec::new();
+    let mut published = true;
     if !todo.is_empty() {
         // A duplicate's row repeats its first copy's values: a first copy
         // outside the window is read again (its requests answer from the
@@ -558,8 +575,20 @@ async fn window(
                 unmatched.push(take_record_batch(&all, &UInt32Array::from(rest))?);
             }
         }
-        if let Some(store) = &run.env.store {
+        if let Some(publish) = &run.publish {
+            if let Err(e) = publish.publish(&docs, &mut rows[run.want]).await {
+                // Not kept as done: the next run computes these again (its
+                // requests answer from the cache) and puts them in.
+                eprintln!("warning: {} of {} document(s) could not be put in the store (the next run tries again): {e}", run.outputs[run.want].table, docs.len());
+                published = false;
+            }
+        }
+        if let (Some(store), true) = (&run.env.store, published) {
             write_rows(store, run, &docs, &keys, &todo, &rows).await;
+        }
+    } else if let Some(publish) = &run.publish {
+        if let Err(e) = publish.publish(&docs, &mut rows[run.want]).await {
+            eprintln!("warning: {} of {} document(s) could not be put in the store (the next run tries again): {e}", run.outputs[run.want].table, docs.len());
         }
     }
     let mut out: Vec<RecordBatch> = rows[run.want]

@@ -1,6 +1,7 @@
 //! The review path: protocols, and the SQL that screening and extraction
 //! run (`sql/*.sql`, rendered with a protocol's parameters).
 
+pub mod claims;
 pub mod protocol;
 
 use serde_json::{json, Value};

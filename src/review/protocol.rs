@@ -162,64 +162,7 @@ impl Protocol {
             }
             _ => p.add("fields must be a list of [[fields]] tables".into()),
         }
-        let seg = &v["segment"];
-        p.keys(seg, "segment", &["method", "max_tokens", "overlap_tokens"]);
-        let method = p
-            .string(seg, "method", false)
-            .unwrap_or_else(|| "structural".into());
-        if ![
-            "fixed",
-            "paragraph",
-            "sentence",
-            "recursive",
-            "structural",
-            "page",
-        ]
-        .contains(&method.as_str())
-        {
-            p.add(format!("segment.method '{method}' is not a segmenter (fixed, paragraph, sentence, recursive, structural, page)"));
-        }
-        let max_tokens = p
-            .uint(seg, "segment.max_tokens", "max_tokens")
-            .unwrap_or(900);
-        let overlap_tokens = p
-            .uint(seg, "segment.overlap_tokens", "overlap_tokens")
-            .unwrap_or(max_tokens / 10);
-        if max_tokens < 50 {
-            p.add(format!(
-                "segment.max_tokens must be at least 50, got {max_tokens}"
-            ));
-        }
-        if overlap_tokens >= max_tokens {
-            p.add(format!(
-                "segment.overlap_tokens ({overlap_tokens}) must be below max_tokens ({max_tokens})"
-            ));
-        }
-        let ing = &v["ingest"];
-        p.keys(
-            ing,
-            "ingest",
-            &["recursive", "clean", "max_bytes", "tokenizer"],
-        );
-        let mut ingest = Vec::new();
-        if let Some(o) = ing.as_object() {
-            for (k, val) in o {
-                let s = match val {
-                    Value::String(s) => s.clone(),
-                    Value::Bool(b) => b.to_string(),
-                    Value::Number(n) => n.to_string(),
-                    _ => {
-                        p.add(format!("ingest.{k} must be a string, number or boolean"));
-                        continue;
-                    }
-                };
-                if s.contains([',', ';', '\'']) {
-                    p.add(format!("ingest.{k} may not contain ',', ';' or quotes"));
-                    continue;
-                }
-                ingest.push(format!("{k}={s}"));
-            }
-        }
+        let shared = shared_settings(&mut p, &v);
         let ex = &v["extract"];
         p.keys(
             ex,
@@ -255,25 +198,6 @@ impl Protocol {
                 "screen.max_tokens must be at least 100, got {screen_tokens}"
             ));
         }
-        let m = &v["model"];
-        p.keys(m, "model", &["name", "max_output", "temperature"]);
-        let model = p.string(m, "name", false);
-        let max_output = p.uint(m, "model.max_output", "max_output");
-        let temperature = match &m["temperature"] {
-            Value::Null => None,
-            Value::Number(n) if n.as_f64().is_some_and(|t| (0.0..=2.0).contains(&t)) => n.as_f64(),
-            other => {
-                p.add(format!(
-                    "model.temperature must be a number from 0 to 2, got {other}"
-                ));
-                None
-            }
-        };
-        if let Some(m) = &model {
-            if m.contains([',', ';', '\'']) {
-                p.add("model.name may not contain ',', ';' or quotes".into());
-            }
-        }
         if !p.0.is_empty() {
             return Err(format!("{} problem(s): {}", p.0.len(), p.0.join("; ")));
         }
@@ -285,21 +209,17 @@ impl Protocol {
             exclusion,
             fields,
             outline,
-            ingest: ingest.join(", "),
-            segment: SegmentSpec {
-                method,
-                max_tokens,
-                overlap_tokens,
-            },
+            ingest: shared.ingest,
+            segment: shared.segment,
             resolve,
             require_quote,
             on_error,
             repair,
             screen_repair,
             screen_tokens,
-            model,
-            max_output,
-            temperature,
+            model: shared.model,
+            max_output: shared.max_output,
+            temperature: shared.temperature,
         })
     }
 
@@ -316,15 +236,123 @@ impl Protocol {
     }
 }
 
+/// The settings a protocol and a claims spec share: `[ingest]`,
+/// `[segment]` and `[model]`.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Shared {
+    /// Corpus options (`recursive=..., clean=...`).
+    pub ingest: String,
+    /// Segmentation.
+    pub segment: SegmentSpec,
+    /// The model, when fixed.
+    pub model: Option<String>,
+    /// The output cap per request.
+    pub max_output: Option<u64>,
+    /// The sampling temperature.
+    pub temperature: Option<f64>,
+}
+
+/// Reads and checks the shared settings, naming every problem in `p`.
+pub(crate) fn shared_settings(p: &mut Problems, v: &Value) -> Shared {
+    let seg = &v["segment"];
+    p.keys(seg, "segment", &["method", "max_tokens", "overlap_tokens"]);
+    let method = p
+        .string(seg, "method", false)
+        .unwrap_or_else(|| "structural".into());
+    if ![
+        "fixed",
+        "paragraph",
+        "sentence",
+        "recursive",
+        "structural",
+        "page",
+    ]
+    .contains(&method.as_str())
+    {
+        p.add(format!("segment.method '{method}' is not a segmenter (fixed, paragraph, sentence, recursive, structural, page)"));
+    }
+    let max_tokens = p
+        .uint(seg, "segment.max_tokens", "max_tokens")
+        .unwrap_or(900);
+    let overlap_tokens = p
+        .uint(seg, "segment.overlap_tokens", "overlap_tokens")
+        .unwrap_or(max_tokens / 10);
+    if max_tokens < 50 {
+        p.add(format!(
+            "segment.max_tokens must be at least 50, got {max_tokens}"
+        ));
+    }
+    if overlap_tokens >= max_tokens {
+        p.add(format!(
+            "segment.overlap_tokens ({overlap_tokens}) must be below max_tokens ({max_tokens})"
+        ));
+    }
+    let ing = &v["ingest"];
+    p.keys(
+        ing,
+        "ingest",
+        &["recursive", "clean", "max_bytes", "tokenizer"],
+    );
+    let mut ingest = Vec::new();
+    if let Some(o) = ing.as_object() {
+        for (k, val) in o {
+            let s = match val {
+                Value::String(s) => s.clone(),
+                Value::Bool(b) => b.to_string(),
+                Value::Number(n) => n.to_string(),
+                _ => {
+                    p.add(format!("ingest.{k} must be a string, number or boolean"));
+                    continue;
+                }
+            };
+            if s.contains([',', ';', '\'']) {
+                p.add(format!("ingest.{k} may not contain ',', ';' or quotes"));
+                continue;
+            }
+            ingest.push(format!("{k}={s}"));
+        }
+    }
+    let m = &v["model"];
+    p.keys(m, "model", &["name", "max_output", "temperature"]);
+    let model = p.string(m, "name", false);
+    let max_output = p.uint(m, "model.max_output", "max_output");
+    let temperature = match &m["temperature"] {
+        Value::Null => None,
+        Value::Number(n) if n.as_f64().is_some_and(|t| (0.0..=2.0).contains(&t)) => n.as_f64(),
+        other => {
+            p.add(format!(
+                "model.temperature must be a number from 0 to 2, got {other}"
+            ));
+            None
+        }
+    };
+    if let Some(m) = &model {
+        if m.contains([',', ';', '\'']) {
+            p.add("model.name may not contain ',', ';' or quotes".into());
+        }
+    }
+    Shared {
+        ingest: ingest.join(", "),
+        segment: SegmentSpec {
+            method,
+            max_tokens,
+            overlap_tokens,
+        },
+        model,
+        max_output,
+        temperature,
+    }
+}
+
 #[derive(Default)]
-struct Problems(Vec<String>);
+pub(crate) struct Problems(pub(crate) Vec<String>);
 
 impl Problems {
-    fn add(&mut self, s: String) {
+    pub(crate) fn add(&mut self, s: String) {
         self.0.push(s);
     }
 
-    fn string(&mut self, v: &Value, key: &str, required: bool) -> Option<String> {
+    pub(crate) fn string(&mut self, v: &Value, key: &str, required: bool) -> Option<String> {
         match &v[key] {
             Value::String(s) if !s.trim().is_empty() => Some(s.trim().to_string()),
             Value::Null if !required => None,
@@ -339,7 +367,7 @@ impl Problems {
         }
     }
 
-    fn strings(&mut self, v: &Value, key: &str) -> Vec<String> {
+    pub(crate) fn strings(&mut self, v: &Value, key: &str) -> Vec<String> {
         match &v[key] {
             Value::Null => vec![],
             Value::String(s) => vec![s.clone()],
@@ -355,7 +383,7 @@ impl Problems {
     }
 
     /// A true/false setting (false when absent).
-    fn flag(&mut self, v: &Value, label: &str, key: &str) -> bool {
+    pub(crate) fn flag(&mut self, v: &Value, label: &str, key: &str) -> bool {
         match &v[key] {
             Value::Null => false,
             Value::Bool(b) => *b,
@@ -366,7 +394,7 @@ impl Problems {
         }
     }
 
-    fn uint(&mut self, v: &Value, label: &str, key: &str) -> Option<u64> {
+    pub(crate) fn uint(&mut self, v: &Value, label: &str, key: &str) -> Option<u64> {
         match &v[key] {
             Value::Null => None,
             Value::Number(n) if n.as_u64().is_some() => n.as_u64(),
@@ -377,7 +405,7 @@ impl Problems {
         }
     }
 
-    fn keys(&mut self, v: &Value, section: &str, allowed: &[&str]) {
+    pub(crate) fn keys(&mut self, v: &Value, section: &str, allowed: &[&str]) {
         match v {
             Value::Null => {}
             Value::Object(o) => {

@@ -2,6 +2,8 @@
 //! keeps ingestion results, keyed on the file's identity, size, modification
 //! time (or ETag) and the ingest spec, so an unchanged corpus is parsed once.
 
+pub mod claims;
+
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -106,6 +108,32 @@ impl Store {
             format!("s3://{bucket}/{}/", self.path(rel)),
             Some((root, self.store.clone())),
         ))
+    }
+
+    /// The URL of table folder `rel` for Delta Lake, and the object store
+    /// that URL's paths are read from (the file system's root, or the S3
+    /// bucket's).
+    pub fn delta_location(&self, rel: &str) -> Result<(url::Url, Arc<dyn ObjectStore>)> {
+        let bad = |m: String| QuarryError::Store {
+            location: self.location.clone(),
+            message: m,
+        };
+        if let Some(dir) = &self.local_dir {
+            let d = dir.join(rel);
+            std::fs::create_dir_all(&d)
+                .map_err(|e| bad(format!("cannot create {}: {e}", d.display())))?;
+            let u = url::Url::from_directory_path(&d)
+                .map_err(|_| bad(format!("{} is not an absolute path", d.display())))?;
+            return Ok((u, Arc::new(LocalFileSystem::new())));
+        }
+        let rest = self
+            .location
+            .strip_prefix("s3://")
+            .unwrap_or(&self.location);
+        let bucket = rest.split('/').next().unwrap_or_default();
+        let u = url::Url::parse(&format!("s3://{bucket}/{}/", self.path(rel)))
+            .map_err(|e| bad(e.to_string()))?;
+        Ok((u, self.store.clone()))
     }
 
     /// The object store and the prefix every store path is under.

@@ -269,3 +269,81 @@ async fn extract_over_fifty_documents_with_the_real_model() {
     let calls = crate::common::table(&ctx, "SELECT count(*) AS n, bool_and(tokens_in > 0) AS t FROM calls WHERE stage = 'extract' AND attempt = 1 AND NOT cached").await;
     assert!(calls.contains("| 50 | true |"), "{calls}");
 }
+
+/// Claims from 50 documents with the real model: the query completes and
+/// nothing is lost: the claims and rejections add up to the drafts the
+/// model's replies hold (one row for a reply that cannot be read or a
+/// request that failed), counted here from the trace.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn claims_over_fifty_documents_with_the_real_model_lose_no_draft() {
+    let port = port();
+    let dir = tempfile::tempdir().unwrap();
+    let corpus = dir.path().join("corpus");
+    std::fs::create_dir(&corpus).unwrap();
+    for i in 0..50 {
+        std::fs::write(
+            corpus.join(format!("g{i:02}.txt")),
+            format!(
+                "Galaxy UDG-{i} lies in the Coma cluster. UDG-{i} has an effective radius of {}.{} kpc in the g band.\n",
+                1 + i % 5,
+                i % 10
+            ),
+        )
+        .unwrap();
+    }
+    let spec = dir.path().join("claims.toml");
+    std::fs::write(
+        &spec,
+        "name = \"real model\"\n\
+         instructions = \"List every measurement of a galaxy.\"\n\
+         kinds = [\"measurement\"]\n\
+         [segment]\nmethod = \"paragraph\"\nmax_tokens = 200\noverlap_tokens = 0\n\
+         [model]\nname = \"smollm2-135m-instruct\"\nmax_output = 160\ntemperature = 0\n",
+    )
+    .unwrap();
+    let ctx = quarry::model::test_server::session_in(
+        dir.path(),
+        &format!("[endpoints.default]\nbase_url = \"http://127.0.0.1:{port}/v1\"\nmax_in_flight = 1\ntimeout_seconds = 120\n"),
+    )
+    .unwrap();
+    let (c, s) = (corpus.display(), spec.display());
+    let claims = sql(&ctx, &format!("SELECT claim_id FROM claims('{c}', '{s}')"))
+        .await
+        .expect("no failed query");
+    let rejections = sql(&ctx, &format!("SELECT code FROM rejections('{c}', '{s}')"))
+        .await
+        .expect("no failed query");
+    let n =
+        |b: &[datafusion::arrow::array::RecordBatch]| b.iter().map(|b| b.num_rows()).sum::<usize>();
+    // The drafts each chunk's last attempt holds.
+    let calls = sql(
+        &ctx,
+        "SELECT reply, ok FROM calls c WHERE stage = 'claims' AND NOT cached \
+         AND attempt = (SELECT max(attempt) FROM calls d WHERE d.request_hash = c.request_hash AND NOT d.cached)",
+    )
+    .await
+    .unwrap();
+    let mut drafts = 0;
+    let mut replies = 0;
+    for b in &calls {
+        let reply = cast(b.column_by_name("reply").unwrap(), &DataType::Utf8).unwrap();
+        let reply = reply.as_string::<i32>();
+        let ok = b.column_by_name("ok").unwrap().as_boolean();
+        for r in 0..b.num_rows() {
+            replies += 1;
+            let list = (ok.value(r) && reply.is_valid(r))
+                .then(|| serde_json::from_str::<serde_json::Value>(reply.value(r)).ok())
+                .flatten()
+                .and_then(|v| v.get("claims").and_then(|c| c.as_array()).map(Vec::len));
+            drafts += list.unwrap_or(1);
+        }
+    }
+    assert_eq!(replies, 50, "one request per document");
+    assert_eq!(
+        n(&claims) + n(&rejections),
+        drafts,
+        "every draft is a claim or a rejection"
+    );
+    let stored = crate::common::table(&ctx, "SELECT count(*) AS n FROM claims").await;
+    assert!(stored.contains(&format!("| {} |", n(&claims))), "{stored}");
+}

@@ -3,6 +3,7 @@
 //! and the sqllogictest files in tests/slt/.
 
 mod calibrate;
+mod claims;
 mod cli;
 mod cohen;
 mod cohort;

@@ -385,3 +385,109 @@ async fn records_and_flow_from_s3() {
         "{t}"
     );
 }
+
+/// Two quarry processes extracting claims into one store on S3 at once:
+/// their commits race for the same log entries (conditional puts); every
+/// window's commit lands under a revision of its own and none overwrites
+/// another's rows.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_processes_commit_claims_to_one_s3_store_and_lose_no_revision() {
+    use quarry::model::test_server::{Action, Rule, TestServer};
+    bucket("claimstore").await;
+    let s3 = bucket("claimdocs").await;
+    // 40 papers per process: three windows (16, 16, 8) and three commits each.
+    for set in ["a", "b"] {
+        for k in 0..40 {
+            s3.put(
+                &ObjPath::from(format!("{set}/udg{k}.txt")),
+                PutPayload::from(format!(
+                    "UDG-{set}{k} is one of the galaxies in set {set}. Every galaxy here has an effective radius of 2 kpc in the g band.\n"
+                )),
+            )
+            .await
+            .unwrap();
+        }
+    }
+    let reply = serde_json::json!({"claims": [{"kind": "measurement", "subject": "galaxy",
+        "predicate": "effective_radius", "quantity": {"verbatim": "2 kpc", "value": 2, "unit_text": "kpc"},
+        "context": {"band": "g"},
+        "quote": "Every galaxy here has an effective radius of 2 kpc in the g band."}]})
+    .to_string();
+    let srv = TestServer::start(
+        vec![Rule {
+            needle: String::new(),
+            actions: vec![Action::Reply(reply)],
+        }],
+        Duration::from_millis(15),
+    )
+    .await
+    .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = dir.path().join("quarry.toml");
+    std::fs::write(
+        &cfg,
+        format!(
+            "[model]\nname = \"gpt-4o-mini\"\n[endpoints.default]\nbase_url = \"{}\"\n",
+            srv.base_url()
+        ),
+    )
+    .unwrap();
+    let spec = dir.path().join("claims.toml");
+    std::fs::write(&spec, crate::claims::SPEC).unwrap();
+    let run = |set: &str| {
+        crate::common::quarry()
+            .args(["sql", "--store", "s3://claimstore/store/", "--config"])
+            .arg(&cfg)
+            .args(["--format", "csv", "-c"])
+            .arg(format!(
+                "SELECT count(*) AS n FROM claims('s3://claimdocs/{set}/', '{}')",
+                spec.display()
+            ))
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("quarry runs")
+    };
+    let (a, b) = (run("a"), run("b"));
+    for p in [a, b] {
+        let out = p.wait_with_output().unwrap();
+        let (o, e) = (
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr),
+        );
+        assert!(out.status.success(), "{o}\n{e}");
+        assert_eq!(o.trim(), "n\n40", "{e}");
+        assert!(!e.contains("could not be put in the store"), "{e}");
+    }
+    let ctx = quarry::session(&quarry::Settings {
+        store: Some("s3://claimstore/store/".into()),
+        ..Default::default()
+    })
+    .unwrap();
+    let t = table(
+        &ctx,
+        "SELECT count(*) AS n, count(DISTINCT source) AS papers, count(DISTINCT revision) AS revisions, \
+         min(revision) AS first, max(revision) AS last FROM claims",
+    )
+    .await;
+    assert!(
+        t.contains("| 80 | 80     | 6         | 0     | 5    |"),
+        "six commits, revisions 0 to 5, every paper's claim kept: {t}"
+    );
+    // Every revision's rows are one process's window: one set, 16 or 8 papers.
+    let per = table(
+        &ctx,
+        "SELECT revision, count(DISTINCT regexp_replace(source, '^s3://claimdocs/([ab])/.*$', '\\1')) AS sets, \
+         count(*) AS n FROM claims GROUP BY revision ORDER BY revision",
+    )
+    .await;
+    assert_eq!(per.matches("| 1    | 16 |").count(), 4, "{per}");
+    assert_eq!(per.matches("| 1    | 8  |").count(), 2, "{per}");
+    // The change feed has each commit's additions.
+    let added = table(
+        &ctx,
+        "SELECT count(*) AS n, count(DISTINCT revision) AS r FROM changes_since(-1) WHERE change = 'added'",
+    )
+    .await;
+    assert!(added.contains("| 80 | 6 |"), "{added}");
+}

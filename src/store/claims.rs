@@ -1,0 +1,493 @@
+//! The store's claims table: a Delta Lake table (`tables/claims/` of the
+//! store) holding every document's current claims and rejections (`code`
+//! is NULL for a claim). A run replaces a window's documents' rows in one
+//! commit; the commit's version is the rows' `revision`, so revisions only
+//! grow across the store and a document's revision says which commit last
+//! changed it. Commits are conditional puts of the next log entry (Delta's
+//! protocol), so two processes writing one store (a folder or S3) never
+//! lose a revision: the one that loses the race reads the table again and
+//! commits its rows under the next version. The change data feed gives
+//! [`ClaimStore::changes_since`]; any engine that reads Delta (DuckDB,
+//! Spark, polars) reads the table.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::sync::Arc;
+
+use datafusion::arrow::array::{Array, AsArray, Int64Array, RecordBatch, StringArray};
+use datafusion::arrow::compute::{cast, concat_batches};
+use datafusion::arrow::datatypes::{DataType, Field, Schema, SchemaRef};
+use datafusion::arrow::util::display::{ArrayFormatter, FormatOptions};
+use datafusion::execution::context::SessionContext;
+use datafusion::logical_expr::{col, lit};
+use datafusion::physical_plan::collect;
+use deltalake::kernel::transaction::CommitProperties;
+use deltalake::logstore::{default_logstore, logstore_factories, LogStoreFactory, StorageConfig};
+use deltalake::protocol::SaveMode;
+use deltalake::{DeltaTable, DeltaTableBuilder, DeltaTableError};
+use object_store::ObjectStore;
+
+use super::Store;
+use crate::error::{QuarryError, Result};
+
+/// Where the claims table lives in a store.
+pub const CLAIMS_TABLE: &str = "tables/claims";
+
+/// The column a document's rows are replaced by: its path.
+const KEY: &str = "source";
+
+/// Attempts at one window's commit when other writers keep winning.
+const ATTEMPTS: usize = 50;
+
+/// Commits between compactions of the table's small files.
+const COMPACT_EVERY: i64 = 32;
+
+/// The claims table of a store.
+#[derive(Debug, Clone)]
+pub struct ClaimStore {
+    url: url::Url,
+    root: Arc<dyn ObjectStore>,
+    location: String,
+}
+
+/// What one commit did to a document: its revision now.
+pub type Revisions = HashMap<String, i64>;
+
+/// One change: a claim added to or removed from a document, or kept with
+/// a new stamp (another model, prompt or release).
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Change {
+    /// The revision that made it.
+    pub revision: i64,
+    /// The document.
+    pub document_id: String,
+    /// `added`, `removed` or `restamped`.
+    pub change: &'static str,
+    /// The claim.
+    pub claim_id: String,
+}
+
+/// Delta's log store for `s3://` tables: the object store quarry built
+/// (its endpoint, credentials and conditional puts) with Delta's default
+/// commit protocol (a put that succeeds only if the entry is absent).
+struct S3LogStores;
+
+impl LogStoreFactory for S3LogStores {
+    fn with_options(
+        &self,
+        prefixed_store: deltalake::logstore::ObjectStoreRef,
+        root_store: deltalake::logstore::ObjectStoreRef,
+        location: &url::Url,
+        options: &StorageConfig,
+    ) -> deltalake::DeltaResult<Arc<dyn deltalake::logstore::LogStore>> {
+        Ok(default_logstore(
+            prefixed_store,
+            root_store,
+            location,
+            options,
+        ))
+    }
+}
+
+fn register_s3() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        let scheme = url::Url::parse("s3://").expect("url");
+        let factories = logstore_factories();
+        if !factories.contains_key(&scheme) {
+            factories.insert(scheme, Arc::new(S3LogStores));
+        }
+    });
+}
+
+impl ClaimStore {
+    /// The claims table of `store` (nothing is read or written yet).
+    pub fn new(store: &Store) -> Result<Self> {
+        register_s3();
+        let (url, root) = store.delta_location(CLAIMS_TABLE)?;
+        Ok(Self {
+            url,
+            root,
+            location: store.location.clone(),
+        })
+    }
+
+    fn error(&self, e: impl std::fmt::Display) -> QuarryError {
+        QuarryError::Store {
+            location: self.location.clone(),
+            message: format!("the claims table: {e}"),
+        }
+    }
+
+    fn builder(&self) -> Result<DeltaTableBuilder> {
+        Ok(DeltaTableBuilder::from_url(self.url.clone())
+            .map_err(|e| self.error(e))?
+            .with_storage_backend(self.root.clone(), self.url.clone()))
+    }
+
+    /// The table at its latest version, or `None` before its first commit.
+    pub async fn load(&self) -> Result<Option<DeltaTable>> {
+        match self.builder()?.load().await {
+            Ok(t) => Ok(Some(t)),
+            Err(DeltaTableError::NotATable(_) | DeltaTableError::InvalidTableLocation(_)) => {
+                Ok(None)
+            }
+            // A folder with no log yet (the kernel's words for it).
+            Err(e) if e.to_string().contains("does not exist") => Ok(None),
+            Err(e) => Err(self.error(e)),
+        }
+    }
+
+    /// The table at `version`.
+    pub async fn load_version(&self, version: i64) -> Result<DeltaTable> {
+        self.builder()?
+            .with_version(
+                u64::try_from(version).map_err(|_| self.error(format!("no revision {version}")))?,
+            )
+            .load()
+            .await
+            .map_err(|e| self.error(e))
+    }
+
+    /// The rows of the documents at `sources` in `table`.
+    async fn current(&self, table: &DeltaTable, sources: &[String]) -> Result<RecordBatch> {
+        let ctx = SessionContext::new();
+        let provider = table.table_provider().await.map_err(|e| self.error(e))?;
+        let schema = provider.schema();
+        let df = ctx
+            .read_table(provider)?
+            .filter(col(KEY).in_list(sources.iter().map(|d| lit(d.as_str())).collect(), false))?;
+        let batches = df.collect().await?;
+        Ok(concat_batches(&schema, &batches)?)
+    }
+
+    /// Makes the table's rows of each document of `rows` (by its path,
+    /// `source`: an edited file is a new document at the same path) these
+    /// rows, in one commit, unless they are already (the same rows but for
+    /// `revision`): a run started again after a kill commits nothing new.
+    /// Returns every given path's revision (the new commit's, or the one
+    /// its rows already carry; `None` for a path with no rows that the
+    /// table never held).
+    pub async fn replace(
+        &self,
+        rows: Vec<(String, RecordBatch)>,
+        schema: &SchemaRef,
+    ) -> Result<HashMap<String, Option<i64>>> {
+        let sources: Vec<String> = rows.iter().map(|(d, _)| d.clone()).collect();
+        for _ in 0..ATTEMPTS {
+            let table = self.load().await?;
+            let (held, base) = match &table {
+                Some(t) => (Some(self.current(t, &sources).await?), t.version()),
+                None => (None, None),
+            };
+            let held_by_doc = match &held {
+                Some(b) => by_key(b)?,
+                None => BTreeMap::new(),
+            };
+            let mut out: HashMap<String, Option<i64>> = HashMap::new();
+            let mut changed: Vec<&(String, RecordBatch)> = Vec::new();
+            for r in &rows {
+                let (doc, batch) = r;
+                let had = held_by_doc.get(doc);
+                let same = match had {
+                    Some(h) => fingerprint(h)? == fingerprint(batch)?,
+                    None => batch.num_rows() == 0,
+                };
+                if same {
+                    out.insert(doc.clone(), had.and_then(revision_of));
+                } else {
+                    changed.push(r);
+                }
+            }
+            if changed.is_empty() {
+                return Ok(out);
+            }
+            let revision = base.map_or(0, |v| v as i64 + 1);
+            let mut batches = Vec::new();
+            for (doc, b) in &changed {
+                batches.push(with_revision(b, schema, revision)?);
+                out.insert(doc.clone(), Some(revision));
+            }
+            let batch = concat_batches(schema, &batches)?;
+            let ids: Vec<_> = changed.iter().map(|(d, _)| lit(d.as_str())).collect();
+            let commit = CommitProperties::default()
+                .with_max_retries(0)
+                .with_metadata([(
+                    "quarry.sources".to_string(),
+                    serde_json::json!(changed.iter().map(|(d, _)| d).collect::<Vec<_>>()),
+                )]);
+            let written = match table {
+                Some(t) => {
+                    t.write(vec![batch])
+                        .with_save_mode(SaveMode::Overwrite)
+                        .with_replace_where(col(KEY).in_list(ids, false))
+                        .with_commit_properties(commit)
+                        .await
+                }
+                None => {
+                    let t = self.builder()?.build().map_err(|e| self.error(e))?;
+                    t.write(vec![batch])
+                        .with_save_mode(SaveMode::Append)
+                        .with_table_name("claims")
+                        .with_configuration([("delta.enableChangeDataFeed", Some("true"))])
+                        .with_commit_properties(commit)
+                        .await
+                }
+            };
+            match written {
+                Ok(t) => {
+                    if t.version().map(|v| v as i64) != Some(revision) {
+                        return Err(self.error(format!(
+                            "committed as version {:?}, expected {revision}",
+                            t.version()
+                        )));
+                    }
+                    if revision > 0 && revision % COMPACT_EVERY == 0 {
+                        self.compact(t).await;
+                    }
+                    return Ok(out);
+                }
+                Err(e) if lost_race(&e) => continue,
+                Err(e) => return Err(self.error(e)),
+            }
+        }
+        Err(self.error(format!(
+            "{ATTEMPTS} commits in a row lost to other writers; run again"
+        )))
+    }
+
+    /// Rewrites the table's small files into a few (its own commit, which
+    /// changes no row: the change feed shows nothing for it).
+    async fn compact(&self, t: DeltaTable) {
+        if let Err(e) = t
+            .optimize()
+            .with_commit_properties(CommitProperties::default().with_max_retries(0))
+            .await
+        {
+            if !lost_race(&e) {
+                eprintln!("warning: compacting the claims table: {e}");
+            }
+        }
+    }
+
+    /// What changed after `revision`, revision by revision (at most
+    /// `max_revisions` of them): each claim added or removed, or kept with
+    /// a new stamp. Unchanged claims of a replaced document are not listed.
+    pub async fn changes_since(
+        &self,
+        revision: i64,
+        max_revisions: Option<usize>,
+    ) -> Result<Vec<Change>> {
+        let Some(table) = self.load().await? else {
+            return Ok(Vec::new());
+        };
+        let latest = table.version().map_or(-1, |v| v as i64);
+        let from = revision + 1;
+        if from > latest {
+            return Ok(Vec::new());
+        }
+        let ctx = SessionContext::new();
+        let state = ctx.state();
+        let plan = table
+            .scan_cdf()
+            .with_starting_version(from as u64)
+            .build(&state, None)
+            .await
+            .map_err(|e| self.error(e))?;
+        let batches = collect(plan, ctx.task_ctx()).await?;
+        // (revision, document, claim) -> (inserted stamps, deleted stamps)
+        type Seen = (Vec<String>, Vec<String>);
+        let mut seen: BTreeMap<(i64, String, String), Seen> = BTreeMap::new();
+        for b in &batches {
+            let text = |name: &str| -> Result<StringArray> {
+                let c = b
+                    .column_by_name(name)
+                    .ok_or_else(|| self.error(format!("the change feed has no {name}")))?;
+                Ok(cast(c, &DataType::Utf8)?.as_string::<i32>().clone())
+            };
+            let (kind, doc, claim, code) = (
+                text("_change_type")?,
+                text("document_id")?,
+                text("claim_id")?,
+                text("code")?,
+            );
+            let version = cast(
+                b.column_by_name("_commit_version")
+                    .ok_or_else(|| self.error("the change feed has no _commit_version"))?,
+                &DataType::Int64,
+            )?;
+            let version = version.as_primitive::<datafusion::arrow::datatypes::Int64Type>();
+            let stamp = b
+                .column_by_name("stamp")
+                .ok_or_else(|| self.error("the change feed has no stamp"))?;
+            let stamps = ArrayFormatter::try_new(stamp.as_ref(), &FormatOptions::default())?;
+            for r in 0..b.num_rows() {
+                if code.is_valid(r) || !claim.is_valid(r) {
+                    continue;
+                }
+                let e = seen
+                    .entry((
+                        version.value(r),
+                        doc.value(r).to_string(),
+                        claim.value(r).to_string(),
+                    ))
+                    .or_default();
+                match kind.value(r) {
+                    "insert" | "update_postimage" => e.0.push(stamps.value(r).to_string()),
+                    "delete" | "update_preimage" => e.1.push(stamps.value(r).to_string()),
+                    _ => {}
+                }
+            }
+        }
+        let revisions: BTreeSet<i64> = seen.keys().map(|k| k.0).collect();
+        let keep: BTreeSet<i64> = match max_revisions {
+            Some(n) => revisions.into_iter().take(n).collect(),
+            None => revisions,
+        };
+        let mut out = Vec::new();
+        for ((rev, doc, claim), (ins, del)) in seen {
+            if !keep.contains(&rev) {
+                continue;
+            }
+            let change = match (ins.is_empty(), del.is_empty()) {
+                (false, true) => "added",
+                (true, false) => "removed",
+                (false, false) if ins != del => "restamped",
+                _ => continue,
+            };
+            out.push(Change {
+                revision: rev,
+                document_id: doc,
+                change,
+                claim_id: claim,
+            });
+        }
+        out.sort();
+        Ok(out)
+    }
+}
+
+/// Whether a commit failed because another writer committed first.
+fn lost_race(e: &DeltaTableError) -> bool {
+    matches!(e, DeltaTableError::VersionAlreadyExists(_))
+        || matches!(
+            e,
+            DeltaTableError::Transaction {
+                source: deltalake::kernel::transaction::TransactionError::MaxCommitAttempts(_)
+                    | deltalake::kernel::transaction::TransactionError::VersionAlreadyExists(_)
+            }
+        )
+}
+
+/// A batch's rows by path.
+fn by_key(b: &RecordBatch) -> Result<BTreeMap<String, RecordBatch>> {
+    let docs = cast(
+        b.column_by_name(KEY)
+            .ok_or_else(|| QuarryError::Invalid("claims rows have no source".into()))?,
+        &DataType::Utf8,
+    )?;
+    let docs = docs.as_string::<i32>();
+    let mut idx: BTreeMap<String, Vec<u32>> = BTreeMap::new();
+    for r in 0..b.num_rows() {
+        if docs.is_valid(r) {
+            idx.entry(docs.value(r).to_string())
+                .or_default()
+                .push(r as u32);
+        }
+    }
+    idx.into_iter()
+        .map(|(d, rows)| {
+            let t = datafusion::arrow::compute::take_record_batch(
+                b,
+                &datafusion::arrow::array::UInt32Array::from(rows),
+            )?;
+            Ok((d, t))
+        })
+        .collect()
+}
+
+/// A document's rows as sorted text, `revision` left out: two sets of rows
+/// are the same when these are.
+fn fingerprint(b: &RecordBatch) -> Result<Vec<String>> {
+    let opts = FormatOptions::default();
+    let mut cols = Vec::new();
+    let mut names: Vec<&str> = Vec::new();
+    let schema = b.schema();
+    for (i, f) in schema.fields().iter().enumerate() {
+        if f.name() == "revision" {
+            continue;
+        }
+        names.push(f.name());
+        cols.push(i);
+    }
+    // Columns in name order, so a table read back in another order compares.
+    let mut order: Vec<usize> = (0..cols.len()).collect();
+    order.sort_by_key(|&k| names[k]);
+    let formatters = order
+        .iter()
+        .map(|&k| ArrayFormatter::try_new(b.column(cols[k]).as_ref(), &opts))
+        .collect::<std::result::Result<Vec<_>, _>>()?;
+    let mut rows: Vec<String> = (0..b.num_rows())
+        .map(|r| {
+            formatters
+                .iter()
+                .map(|f| f.value(r).to_string())
+                .collect::<Vec<_>>()
+                .join("\u{1f}")
+        })
+        .collect();
+    rows.sort();
+    Ok(rows)
+}
+
+/// The revision a document's stored rows carry.
+fn revision_of(b: &RecordBatch) -> Option<i64> {
+    let c = b.column_by_name("revision")?;
+    let c = cast(c, &DataType::Int64).ok()?;
+    let c = c.as_primitive::<datafusion::arrow::datatypes::Int64Type>();
+    (0..c.len())
+        .filter(|&r| c.is_valid(r))
+        .map(|r| c.value(r))
+        .max()
+}
+
+/// `b` in `schema` with every row's `revision` set.
+fn with_revision(b: &RecordBatch, schema: &SchemaRef, revision: i64) -> Result<RecordBatch> {
+    let b = crate::functions::staged::conform(b.clone(), schema)?;
+    let i = schema
+        .index_of("revision")
+        .map_err(|_| QuarryError::Invalid("the claims schema has no revision".into()))?;
+    let mut cols = b.columns().to_vec();
+    cols[i] = Arc::new(Int64Array::from(vec![revision; b.num_rows()]));
+    Ok(RecordBatch::try_new(schema.clone(), cols)?)
+}
+
+/// The schema of [`ClaimStore::changes_since`]'s rows.
+pub fn changes_schema() -> SchemaRef {
+    Arc::new(Schema::new(vec![
+        Field::new("revision", DataType::Int64, false),
+        Field::new("document_id", DataType::Utf8, false),
+        Field::new("change", DataType::Utf8, false),
+        Field::new("claim_id", DataType::Utf8, false),
+    ]))
+}
+
+/// Changes as rows.
+pub fn changes_batch(changes: &[Change]) -> Result<RecordBatch> {
+    Ok(RecordBatch::try_new(
+        changes_schema(),
+        vec![
+            Arc::new(Int64Array::from_iter_values(
+                changes.iter().map(|c| c.revision),
+            )),
+            Arc::new(StringArray::from_iter_values(
+                changes.iter().map(|c| c.document_id.as_str()),
+            )),
+            Arc::new(StringArray::from_iter_values(
+                changes.iter().map(|c| c.change),
+            )),
+            Arc::new(StringArray::from_iter_values(
+                changes.iter().map(|c| c.claim_id.as_str()),
+            )),
+        ],
+    )?)
+}
