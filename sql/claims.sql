@@ -41,7 +41,7 @@ spans AS (
          char_start AS span_start, char_end AS span_end
   FROM {{block_source}}
 )
-SELECT d['claim_id'] AS claim_id, x.document_id, docs.source, x.chunk_id, d['ordinal'] AS ordinal,
+SELECT d['claim_id'] AS claim_id, x.document_id, docs.source, '{{spec_name}}' AS spec, x.chunk_id, d['ordinal'] AS ordinal,
        d['code'] AS code, d['kind'] AS kind, d['subject'] AS subject,
        d['predicate'] AS predicate, d['object'] AS object, d['polarity'] AS polarity,
        d['quantity'] AS quantity, d['statistics'] AS statistics, d['context'] AS context,

@@ -547,6 +547,7 @@ pub static CLAIM_ROWS: LazyLock<SchemaRef> = LazyLock::new(|| {
         text("claim_id"),
         text("document_id"),
         text("source"),
+        text("spec"),
         Field::new("chunk_id", DataType::Int32, true),
         Field::new("ordinal", DataType::Int32, true),
         text("code"),
@@ -573,6 +574,7 @@ pub const CLAIM_COLUMNS: &[&str] = &[
     "claim_id",
     "document_id",
     "source",
+    "spec",
     "kind",
     "subject",
     "predicate",
@@ -592,6 +594,7 @@ pub const CLAIM_COLUMNS: &[&str] = &[
 pub const REJECTION_COLUMNS: &[&str] = &[
     "document_id",
     "source",
+    "spec",
     "chunk_id",
     "ordinal",
     "code",

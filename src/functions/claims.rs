@@ -264,6 +264,7 @@ impl ClaimsFn {
         let publish: Option<Arc<dyn Publish>> = match &self.env.store {
             Some(store) => Some(Arc::new(StoreClaims {
                 store: ClaimStore::new(store).map_err(datafusion::error::DataFusionError::from)?,
+                spec: spec.name.clone(),
             })),
             None => None,
         };
@@ -295,6 +296,8 @@ impl ClaimsFn {
 #[derive(Debug)]
 struct StoreClaims {
     store: ClaimStore,
+    /// The spec's name: the rows replaced are this spec's.
+    spec: String,
 }
 
 #[async_trait]
@@ -315,7 +318,7 @@ impl Publish for StoreClaims {
         if given.is_empty() {
             return Ok(());
         }
-        let revisions = self.store.replace(given, &CLAIM_ROWS).await?;
+        let revisions = self.store.replace(&self.spec, given, &CLAIM_ROWS).await?;
         for (d, r) in docs.iter().zip(rows.iter_mut()) {
             if let (Some(b), Some(rev)) = (r.as_mut(), revisions.get(&d.entry.source)) {
                 *b = set_revision(b, *rev)?;

@@ -302,6 +302,7 @@ pub fn render_claims(src: &str, spec: &ClaimsSpec, model: &str) -> String {
         .replace("{{prompt_hash}}", &spec.prompt_hash())
         .replace("{{schema_hash}}", &spec.schema_hash())
         .replace("{{spec_hash}}", &spec.short_hash())
+        .replace("{{spec_name}}", &sql_text(&spec.name))
         .replace("{{release}}", env!("CARGO_PKG_VERSION"))
 }
 

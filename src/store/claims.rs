@@ -148,27 +148,33 @@ impl ClaimStore {
             .map_err(|e| self.error(e))
     }
 
-    /// The rows of the documents at `sources` in `table`.
-    async fn current(&self, table: &DeltaTable, sources: &[String]) -> Result<RecordBatch> {
+    /// The rows of spec `spec` of the documents at `sources` in `table`.
+    async fn current(
+        &self,
+        table: &DeltaTable,
+        spec: &str,
+        sources: &[String],
+    ) -> Result<RecordBatch> {
         let ctx = SessionContext::new();
         let provider = table.table_provider().await.map_err(|e| self.error(e))?;
         let schema = provider.schema();
-        let df = ctx
-            .read_table(provider)?
-            .filter(col(KEY).in_list(sources.iter().map(|d| lit(d.as_str())).collect(), false))?;
+        let df = ctx.read_table(provider)?.filter(of(spec, sources))?;
         let batches = df.collect().await?;
         Ok(concat_batches(&schema, &batches)?)
     }
 
-    /// Makes the table's rows of each document of `rows` (by its path,
-    /// `source`: an edited file is a new document at the same path) these
-    /// rows, in one commit, unless they are already (the same rows but for
+    /// Makes the table's rows of spec `spec` (its name: a spec keeps its
+    /// documents' claims beside another spec's, and a fixed prompt under
+    /// the same name replaces what the old one gave) of each document of
+    /// `rows` (by its path, `source`: an edited file is a new document at
+    /// the same path) these rows, in one commit, unless they are already (the same rows but for
     /// `revision`): a run started again after a kill commits nothing new.
     /// Returns every given path's revision (the new commit's, or the one
     /// its rows already carry; `None` for a path with no rows that the
     /// table never held).
     pub async fn replace(
         &self,
+        spec: &str,
         rows: Vec<(String, RecordBatch)>,
         schema: &SchemaRef,
     ) -> Result<HashMap<String, Option<i64>>> {
@@ -176,7 +182,7 @@ impl ClaimStore {
         for _ in 0..ATTEMPTS {
             let table = self.load().await?;
             let (held, base) = match &table {
-                Some(t) => (Some(self.current(t, &sources).await?), t.version()),
+                Some(t) => (Some(self.current(t, spec, &sources).await?), t.version()),
                 None => (None, None),
             };
             let held_by_doc = match &held {
@@ -208,7 +214,7 @@ impl ClaimStore {
                 out.insert(doc.clone(), Some(revision));
             }
             let batch = concat_batches(schema, &batches)?;
-            let ids: Vec<_> = changed.iter().map(|(d, _)| lit(d.as_str())).collect();
+            let ids: Vec<String> = changed.iter().map(|(d, _)| d.clone()).collect();
             let commit = CommitProperties::default()
                 .with_max_retries(0)
                 .with_metadata([(
@@ -219,7 +225,7 @@ impl ClaimStore {
                 Some(t) => {
                     t.write(vec![batch])
                         .with_save_mode(SaveMode::Overwrite)
-                        .with_replace_where(col(KEY).in_list(ids, false))
+                        .with_replace_where(of(spec, &ids))
                         .with_commit_properties(commit)
                         .await
                 }
@@ -364,6 +370,13 @@ impl ClaimStore {
         out.sort();
         Ok(out)
     }
+}
+
+/// The rows of spec `spec` at `sources`.
+fn of(spec: &str, sources: &[String]) -> datafusion::logical_expr::Expr {
+    col("spec")
+        .eq(lit(spec))
+        .and(col(KEY).in_list(sources.iter().map(|d| lit(d.as_str())).collect(), false))
 }
 
 /// Whether a commit failed because another writer committed first.

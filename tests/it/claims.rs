@@ -504,3 +504,70 @@ async fn duckdb_reads_the_stores_claims_table_with_quarrys_counts() {
     assert_eq!(theirs[0], "4", "{o}");
     assert_eq!(theirs[2], "1", "two commits: {o}");
 }
+
+/// A spec's claims are kept by its name: two specs over one corpus keep
+/// theirs side by side, and a prompt fix under the same name replaces only
+/// what the old prompt gave.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn specs_keep_their_claims_apart_and_a_fixed_prompt_replaces_its_own() {
+    let srv = TestServer::start(
+        vec![Rule {
+            needle: "Dragonfly 44".into(),
+            actions: vec![Action::Reply(galaxy_reply())],
+        }],
+        Duration::ZERO,
+    )
+    .await
+    .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let corpus = corpus_with(dir.path(), &[("df44.txt", GALAXY)]);
+    let a = spec_file(dir.path());
+    let b = dir.path().join("sizes.toml");
+    std::fs::write(&b, SPEC.replace("udg measurements", "udg sizes")).unwrap();
+    let ctx = scripted_session(&srv.base_url(), dir.path(), "");
+    let c = corpus.display();
+    for s in [&a, &b] {
+        table(
+            &ctx,
+            &format!("SELECT count(*) FROM claims('{c}', '{}')", s.display()),
+        )
+        .await;
+    }
+    let per =
+        "SELECT spec, count(*) AS n, max(revision) AS r FROM claims GROUP BY spec ORDER BY spec";
+    assert_eq!(
+        table(&ctx, per).await.trim(),
+        "+------------------+---+---+
+| spec             | n | r |
++------------------+---+---+
+| udg measurements | 2 | 0 |
+| udg sizes        | 2 | 1 |
++------------------+---+---+"
+    );
+    // The first spec's prompt fixed: its claims are redone and restamped.
+    std::fs::write(
+        &a,
+        SPEC.replace("in the paper.", "in the paper, with its band."),
+    )
+    .unwrap();
+    table(
+        &ctx,
+        &format!("SELECT count(*) FROM claims('{c}', '{}')", a.display()),
+    )
+    .await;
+    assert_eq!(
+        table(&ctx, per).await.trim(),
+        "+------------------+---+---+
+| spec             | n | r |
++------------------+---+---+
+| udg measurements | 2 | 2 |
+| udg sizes        | 2 | 1 |
++------------------+---+---+"
+    );
+    let prompts = table(
+        &ctx,
+        "SELECT count(DISTINCT stamp['prompt_hash']) AS prompts FROM claims",
+    )
+    .await;
+    assert!(prompts.contains("| 2       |"), "{prompts}");
+}
