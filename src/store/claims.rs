@@ -42,11 +42,22 @@ const ATTEMPTS: usize = 50;
 const COMPACT_EVERY: i64 = 32;
 
 /// The claims table of a store.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct ClaimStore {
     url: url::Url,
     root: Arc<dyn ObjectStore>,
     location: String,
+    /// The table as last read or written, brought up to date before each
+    /// window (reading only the commits since) instead of read again.
+    latest: Arc<tokio::sync::Mutex<Option<DeltaTable>>>,
+}
+
+impl std::fmt::Debug for ClaimStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ClaimStore")
+            .field("url", &self.url.as_str())
+            .finish()
+    }
 }
 
 /// What one commit did to a document: its revision now.
@@ -108,6 +119,7 @@ impl ClaimStore {
             url,
             root,
             location: store.location.clone(),
+            latest: Arc::default(),
         })
     }
 
@@ -135,6 +147,21 @@ impl ClaimStore {
             Err(e) if e.to_string().contains("does not exist") => Ok(None),
             Err(e) => Err(self.error(e)),
         }
+    }
+
+    /// The table at its latest version, from the one kept since the last
+    /// window (only the commits after it are read).
+    async fn up_to_date(&self) -> Result<Option<DeltaTable>> {
+        let mut kept = self.latest.lock().await;
+        if let Some(t) = kept.as_mut() {
+            t.update_incremental(None)
+                .await
+                .map_err(|e| self.error(e))?;
+            return Ok(Some(t.clone()));
+        }
+        let t = self.load().await?;
+        kept.clone_from(&t);
+        Ok(t)
     }
 
     /// The table at `version`.
@@ -180,7 +207,7 @@ impl ClaimStore {
     ) -> Result<HashMap<String, Option<i64>>> {
         let sources: Vec<String> = rows.iter().map(|(d, _)| d.clone()).collect();
         for _ in 0..ATTEMPTS {
-            let table = self.load().await?;
+            let table = self.up_to_date().await?;
             let (held, base) = match &table {
                 Some(t) => (Some(self.current(t, spec, &sources).await?), t.version()),
                 None => (None, None),
@@ -241,6 +268,7 @@ impl ClaimStore {
             };
             match written {
                 Ok(t) => {
+                    *self.latest.lock().await = Some(t.clone());
                     if t.version().map(|v| v as i64) != Some(revision) {
                         return Err(self.error(format!(
                             "committed as version {:?}, expected {revision}",
