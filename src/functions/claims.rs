@@ -27,12 +27,14 @@ use datafusion::logical_expr::{
 use datafusion::physical_plan::empty::EmptyExec;
 use datafusion::physical_plan::ExecutionPlan;
 
-use super::run::{run_table, window_docs, Output, Plan, Publish, Run};
+use super::run::{
+    endpoint_in_flight, run_salt, run_table, window_docs, Output, Plan, Publish, Run,
+};
 use super::{int_arg, literal_args, str_arg, Env};
 use crate::ingest::Document;
 use crate::model::Runtime;
 use crate::review::claims::{read_drafts, render_claims, Chunk, ClaimsSpec, Rules};
-use crate::review::{split_stages, sql_text};
+use crate::review::split_stages;
 use crate::store::claims::{changes_batch, changes_schema, ClaimStore};
 use crate::store::Store;
 use crate::tables::{drafted_fields, CLAIM_COLUMNS, CLAIM_ROWS, REJECTION_COLUMNS};
@@ -235,18 +237,7 @@ impl ClaimsFn {
             sql: stages.output.clone(),
             schema: Some(CLAIM_ROWS.clone()),
         }];
-        let mut salt = String::new();
-        for (_, s) in &stages.stages {
-            salt.push_str(&s.replace(&sql_text(src), ""));
-        }
-        salt.push_str(&stages.output.replace(&sql_text(src), ""));
-        if let Some(rt) = rt {
-            let c = rt.config();
-            salt.push_str(&format!("{:?}", c.model));
-            if let Some(e) = c.endpoints.get(&c.default_endpoint_name()) {
-                salt.push_str(&format!("|{}|{:?}", e.base_url, e.api));
-            }
-        }
+        let salt = run_salt(src, &stages, &outputs, "", rt);
         let extract = crate::segment::Method::parse(&spec.segment.method).map(|m| {
             let mut s = crate::segment::SegmentSpec::new(m, spec.segment.max_tokens as usize);
             s.overlap_tokens = spec.segment.overlap_tokens as usize;
@@ -255,12 +246,7 @@ impl ClaimsFn {
                 spec.prompt().len() + spec.reply_schema().to_string().len(),
             )
         });
-        let in_flight = rt.map_or(0, |rt| {
-            let c = rt.config();
-            c.endpoints
-                .get(&c.default_endpoint_name())
-                .map_or(0, |e| e.max_in_flight)
-        });
+        let in_flight = endpoint_in_flight(rt);
         let publish: Option<Arc<dyn Publish>> = match &self.env.store {
             Some(store) => Some(Arc::new(StoreClaims {
                 store: ClaimStore::new(store).map_err(datafusion::error::DataFusionError::from)?,
@@ -279,7 +265,7 @@ impl ClaimsFn {
             source: src.to_string(),
             ingest: spec.ingest.clone(),
             protocol: format!("claims_{}", spec.short_hash()),
-            salt: hex::encode(<sha2::Sha256 as sha2::Digest>::digest(salt.as_bytes())),
+            salt,
             stages,
             outputs,
             want: 0,

@@ -11,12 +11,12 @@ use datafusion::catalog::{TableFunctionArgs, TableFunctionImpl, TableProvider};
 use datafusion::common::{plan_err, Result};
 use datafusion::execution::SessionState;
 
-use super::run::{run_table, window_docs, Output, Plan, Run};
+use super::run::{endpoint_in_flight, run_salt, run_table, window_docs, Output, Plan, Run};
 use super::{literal_args, str_arg, Env};
 use crate::model::Runtime;
 use crate::review::{
     extraction_prompt, extraction_schema, render_extract, render_screen, screening_prompt,
-    screening_schema, split_stages, sql_text, ExtractOutput, Protocol, Scope,
+    screening_schema, split_stages, ExtractOutput, Protocol, Scope,
 };
 use crate::tables;
 
@@ -218,30 +218,15 @@ impl ExtractFn {
             }
             (st, o)
         };
-        // What decides the rows besides the documents: the SQL (rendered
-        // for any source), the model defaults and where they are served.
-        let mut salt = String::new();
-        for (_, sql) in &stages.stages {
-            salt.push_str(&sql.replace(&sql_text(src), ""));
-        }
-        for o in &outputs {
-            salt.push_str(&o.sql.replace(&sql_text(src), ""));
-        }
         // Read as records, which files they are read from decides the rows too.
-        if let Some(r) = &records {
-            salt.push_str(&format!(
+        let extra = records.as_ref().map_or(String::new(), |r| {
+            format!(
                 "|records|{:?}|{}",
                 r.files.as_ref().map(|f| &f.spec),
                 r.recursive
-            ));
-        }
-        if let Some(rt) = rt {
-            let c = rt.config();
-            salt.push_str(&format!("{:?}", c.model));
-            if let Some(e) = c.endpoints.get(&c.default_endpoint_name()) {
-                salt.push_str(&format!("|{}|{:?}", e.base_url, e.api));
-            }
-        }
+            )
+        });
+        let salt = run_salt(src, &stages, &outputs, &extra, rt);
         let screen = (
             screening_prompt(p).len() + screening_schema().to_string().len(),
             (p.screen_tokens * 4) as usize,
@@ -267,19 +252,14 @@ impl ExtractFn {
                 .unwrap_or_default(),
             max_output: p.max_output.map(|m| m as u32),
         };
-        let in_flight = rt.map_or(0, |rt| {
-            let c = rt.config();
-            c.endpoints
-                .get(&c.default_endpoint_name())
-                .map_or(0, |e| e.max_in_flight)
-        });
+        let in_flight = endpoint_in_flight(rt);
         Run {
             plan,
             window: window_docs(in_flight),
             source: src.to_string(),
             ingest: p.ingest.clone(),
             protocol: p.short_hash(),
-            salt: hex::encode(<sha2::Sha256 as sha2::Digest>::digest(salt.as_bytes())),
+            salt,
             stages,
             outputs,
             want: usize::from(self.kind == Kind::Evidence),

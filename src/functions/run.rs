@@ -138,6 +138,45 @@ pub trait Publish: Send + Sync + fmt::Debug {
     ) -> crate::error::Result<()>;
 }
 
+/// What decides a run's rows besides the documents, hashed: the rendered
+/// SQL of its stages and outputs (for any source), `extra`, the model
+/// defaults and where they are served.
+pub fn run_salt(
+    src: &str,
+    stages: &Stages,
+    outputs: &[Output],
+    extra: &str,
+    rt: Option<&crate::model::Runtime>,
+) -> String {
+    let src = crate::review::sql_text(src);
+    let mut salt = String::new();
+    for (_, sql) in &stages.stages {
+        salt.push_str(&sql.replace(&src, ""));
+    }
+    for o in outputs {
+        salt.push_str(&o.sql.replace(&src, ""));
+    }
+    salt.push_str(extra);
+    if let Some(rt) = rt {
+        let c = rt.config();
+        salt.push_str(&format!("{:?}", c.model));
+        if let Some(e) = c.endpoints.get(&c.default_endpoint_name()) {
+            salt.push_str(&format!("|{}|{:?}", e.base_url, e.api));
+        }
+    }
+    hex::encode(Sha256::digest(salt.as_bytes()))
+}
+
+/// The default endpoint's `max_in_flight` (0 without a model layer).
+pub fn endpoint_in_flight(rt: Option<&crate::model::Runtime>) -> usize {
+    rt.map_or(0, |rt| {
+        let c = rt.config();
+        c.endpoints
+            .get(&c.default_endpoint_name())
+            .map_or(0, |e| e.max_in_flight)
+    })
+}
+
 /// The documents a run reads, in order.
 fn run_documents(
     run: &Run,

@@ -262,16 +262,7 @@ impl ClaimsSpec {
 /// the requests name (the stamp's).
 pub fn render_claims(src: &str, spec: &ClaimsSpec, model: &str) -> String {
     use super::sql_text;
-    let mut llm = String::new();
-    if let Some(m) = &spec.model {
-        llm.push_str(&format!(", model={m}"));
-    }
-    if let Some(m) = spec.max_output {
-        llm.push_str(&format!(", max_output={m}"));
-    }
-    if let Some(t) = spec.temperature {
-        llm.push_str(&format!(", temperature={t}"));
-    }
+    let llm = super::model_options(spec.model.as_deref(), spec.max_output, spec.temperature);
     let seg = &spec.segment;
     CLAIMS_SQL
         .replace(

@@ -109,14 +109,24 @@ pub fn extraction_prompt(p: &Protocol) -> String {
 
 /// The `, model=..., max_output=..., temperature=...` options a protocol fixes.
 fn llm_options(p: &Protocol) -> String {
+    model_options(p.model.as_deref(), p.max_output, p.temperature)
+}
+
+/// The `, model=..., max_output=..., temperature=...` options of `llm(...)`
+/// for the settings a protocol or claims spec fixes.
+pub(crate) fn model_options(
+    model: Option<&str>,
+    max_output: Option<u64>,
+    temperature: Option<f64>,
+) -> String {
     let mut llm = String::new();
-    if let Some(m) = &p.model {
+    if let Some(m) = model {
         llm.push_str(&format!(", model={m}"));
     }
-    if let Some(m) = p.max_output {
+    if let Some(m) = max_output {
         llm.push_str(&format!(", max_output={m}"));
     }
-    if let Some(t) = p.temperature {
+    if let Some(t) = temperature {
         llm.push_str(&format!(", temperature={t}"));
     }
     llm
