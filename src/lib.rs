@@ -5,6 +5,7 @@
 
 pub mod cohort;
 pub mod corpus;
+pub mod engine;
 pub mod error;
 pub mod eval;
 pub mod functions;

@@ -6,21 +6,17 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use datafusion::catalog::memory::PartitionData;
-use datafusion::datasource::file_format::parquet::ParquetFormat;
-use datafusion::datasource::listing::{
-    ListingOptions, ListingTable, ListingTableConfig, ListingTableUrl,
-};
 use datafusion::datasource::MemTable;
 use datafusion::execution::context::SessionContext;
 use datafusion::logical_expr::async_udf::AsyncScalarUDF;
 use datafusion::logical_expr::ScalarUDF;
 use datafusion::prelude::SessionConfig;
 
-use crate::error::{QuarryError, Result};
+use crate::engine::RESULTS_DIR;
+use crate::error::Result;
 use crate::functions::extract::{ExtractFn, Kind as ExtractKind};
 use crate::functions::llm::Llm;
 use crate::functions::model_tables::{CacheStatsFn, ModelsFn};
-use crate::functions::run::RESULTS_DIR;
 use crate::functions::{
     blocks::Blocks, chunks::Chunks, documents::Documents, inventory::Inventory, segment::Segment,
     Env,
@@ -92,7 +88,6 @@ pub fn session(settings: &Settings) -> Result<SessionContext> {
     ctx.register_udf(ScalarUDF::from(Segment::default()));
     let env = Env {
         store: store.clone(),
-        preset: None,
     };
     ctx.register_udtf("documents", Arc::new(Documents { env: env.clone() }));
     ctx.register_udtf("inventory", Arc::new(Inventory { env: env.clone() }));
@@ -208,7 +203,7 @@ fn latest_extraction_of(
             .build()
             .ok()?;
         let store = Store::open(&location).ok()?;
-        rt.block_on(crate::functions::run::latest_extraction(&store))
+        rt.block_on(crate::engine::latest_extraction(&store))
     })
     .join()
     .ok()
@@ -236,30 +231,10 @@ fn register_store_table(
     name: &str,
     schema: datafusion::arrow::datatypes::SchemaRef,
 ) -> Result<()> {
-    let (table, mount) = store_table(store, dir, schema)?;
+    let (table, mount) = crate::store::listing_table(store, dir, schema)?;
     if let Some((root, os)) = mount {
         ctx.register_object_store(&root, os);
     }
     ctx.register_table(name, table)?;
     Ok(())
-}
-
-/// The Parquet files under `dir` of the store as a table of `schema`, and
-/// the object store to register for it (S3 stores).
-pub fn store_table(
-    store: &Store,
-    dir: &str,
-    schema: datafusion::arrow::datatypes::SchemaRef,
-) -> Result<(
-    Arc<dyn datafusion::catalog::TableProvider>,
-    Option<crate::store::StoreMount>,
-)> {
-    let (url, mount) = store.table_url(dir)?;
-    let url = ListingTableUrl::parse(&url).map_err(QuarryError::DataFusion)?;
-    let opts =
-        ListingOptions::new(Arc::new(ParquetFormat::default())).with_file_extension(".parquet");
-    let cfg = ListingTableConfig::new(url)
-        .with_listing_options(opts)
-        .with_schema(schema);
-    Ok((Arc::new(ListingTable::try_new(cfg)?), mount))
 }

@@ -605,3 +605,28 @@ pub const REJECTION_COLUMNS: &[&str] = &[
     "stamp",
     "revision",
 ];
+
+/// A batch with the declared schema's column types.
+pub fn conform(batch: RecordBatch, schema: &SchemaRef) -> datafusion::common::Result<RecordBatch> {
+    if batch.schema().fields() == schema.fields() {
+        return Ok(batch);
+    }
+    let cols = batch
+        .columns()
+        .iter()
+        .zip(schema.fields())
+        .map(|(c, f)| {
+            if c.data_type() == f.data_type() {
+                Ok(c.clone())
+            } else {
+                Ok(datafusion::arrow::compute::cast(c, f.data_type())?)
+            }
+        })
+        .collect::<datafusion::common::Result<Vec<_>>>()?;
+    Ok(RecordBatch::try_new_with_options(
+        schema.clone(),
+        cols,
+        &datafusion::arrow::record_batch::RecordBatchOptions::new()
+            .with_row_count(Some(batch.num_rows())),
+    )?)
+}

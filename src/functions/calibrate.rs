@@ -38,9 +38,10 @@ use datafusion::physical_plan::streaming::PartitionStream;
 use datafusion::physical_plan::{collect, SendableRecordBatchStream};
 use sha2::{Digest, Sha256};
 
-use super::staged::{conform, physical, private_state, run_stages};
 use super::{int_arg, literal_args, str_arg};
+use crate::engine::staged::{physical, private_state, run_stages};
 use crate::review::split_stages;
+use crate::tables::conform;
 
 /// The template.
 pub const CALIBRATE_SQL: &str = include_str!("../../sql/calibrate.sql");

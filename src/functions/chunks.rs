@@ -85,6 +85,7 @@ impl TableFunctionImpl for Chunks {
             tables::CHUNKS.clone(),
             source,
             &self.env,
+            super::preset_of(&args),
             opts,
             false,
             Arc::new(move |d| {

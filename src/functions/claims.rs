@@ -27,10 +27,10 @@ use datafusion::logical_expr::{
 use datafusion::physical_plan::empty::EmptyExec;
 use datafusion::physical_plan::ExecutionPlan;
 
-use super::run::{
+use super::{int_arg, literal_args, str_arg, Env};
+use crate::engine::{
     endpoint_in_flight, run_salt, run_table, window_docs, Output, Plan, Publish, Run,
 };
-use super::{int_arg, literal_args, str_arg, Env};
 use crate::ingest::Document;
 use crate::model::Runtime;
 use crate::review::claims::{read_drafts, render_claims, Chunk, ClaimsSpec, Rules};
@@ -263,13 +263,13 @@ impl ClaimsFn {
             },
             window: window_docs(in_flight),
             source: src.to_string(),
-            ingest: spec.ingest.clone(),
+            opts: super::run_options(&spec.ingest)?,
             protocol: format!("claims_{}", spec.short_hash()),
             salt,
             stages,
             outputs,
             want: 0,
-            env: self.env.clone(),
+            store: self.env.store.clone(),
             retry_failed: rt.is_some_and(Runtime::retry_failed),
             records: None,
             publish,

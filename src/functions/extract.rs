@@ -11,8 +11,8 @@ use datafusion::catalog::{TableFunctionArgs, TableFunctionImpl, TableProvider};
 use datafusion::common::{plan_err, Result};
 use datafusion::execution::SessionState;
 
-use super::run::{endpoint_in_flight, run_salt, run_table, window_docs, Output, Plan, Run};
 use super::{literal_args, str_arg, Env};
+use crate::engine::{endpoint_in_flight, run_salt, run_table, window_docs, Output, Plan, Run};
 use crate::model::Runtime;
 use crate::review::{
     extraction_prompt, extraction_schema, render_extract, render_screen, screening_prompt,
@@ -121,7 +121,7 @@ impl TableFunctionImpl for ExtractFn {
             )?),
             None => None,
         };
-        let run = self.run(&src, &protocol, scope, runtime.as_deref(), records);
+        let run = self.run(&src, &protocol, scope, runtime.as_deref(), records)?;
         run_table(state, run).map_err(|e| e.context(usage))
     }
 }
@@ -185,7 +185,7 @@ impl ExtractFn {
         scope: Scope,
         rt: Option<&Runtime>,
         records: Option<crate::records::corpus::RecordSource>,
-    ) -> Run {
+    ) -> Result<Run> {
         let (stages, outputs) = if matches!(self.kind, Kind::Screen | Kind::ScreenSql) {
             let st = split_stages(&render_screen(src, p));
             let o = vec![Output {
@@ -253,20 +253,20 @@ impl ExtractFn {
             max_output: p.max_output.map(|m| m as u32),
         };
         let in_flight = endpoint_in_flight(rt);
-        Run {
+        Ok(Run {
             plan,
             window: window_docs(in_flight),
             source: src.to_string(),
-            ingest: p.ingest.clone(),
+            opts: super::run_options(&p.ingest)?,
             protocol: p.short_hash(),
             salt,
             stages,
             outputs,
             want: usize::from(self.kind == Kind::Evidence),
-            env: self.env.clone(),
+            store: self.env.store.clone(),
             retry_failed: rt.is_some_and(Runtime::retry_failed),
             records,
             publish: None,
-        }
+        })
     }
 }

@@ -23,8 +23,8 @@ use datafusion::common::{plan_err, Result};
 use datafusion::execution::SessionState;
 
 use super::records::OPTIONS as RECORD_OPTIONS;
-use super::staged::staged_table;
 use super::{literal_args, parse_options, str_arg};
+use crate::engine::staged::staged_table;
 use crate::review::{split_stages, sql_text};
 
 /// The template.

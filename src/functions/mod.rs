@@ -13,9 +13,7 @@ pub mod inventory;
 pub mod llm;
 pub mod model_tables;
 pub mod records;
-pub mod run;
 pub mod segment;
-pub mod staged;
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -36,6 +34,7 @@ use futures::stream::BoxStream;
 use futures::StreamExt;
 
 use crate::corpus::CorpusOptions;
+use crate::engine::Preset;
 use crate::ingest::cleaners::CleanerSet;
 use crate::ingest::Document;
 use crate::source::Source;
@@ -47,28 +46,19 @@ use quarry_udfs::Tokenizer;
 pub struct Env {
     /// The store, when caching is on.
     pub store: Option<Store>,
-    /// Documents already read that stand in for one source (a window of a
-    /// screening or extraction run).
-    pub preset: Option<Arc<Preset>>,
 }
 
-/// A fixed set of documents, already read and deduplicated, that a corpus
-/// function reads instead of listing its source when it is called with this
-/// source and these options: one window of a long run.
-#[derive(Debug)]
-pub struct Preset {
-    /// The source as given (`Source::spec`).
-    pub source: String,
-    /// The corpus options, as `CorpusOptions` prints them.
-    pub opts: String,
-    /// The documents, in listing order.
-    pub docs: Vec<Arc<Document>>,
+/// The window of a run that a corpus function called in `args`' session
+/// reads instead of its source, if that session is one window's (see
+/// [`Preset`]).
+pub fn preset_of(args: &TableFunctionArgs) -> Option<Arc<Preset>> {
+    args.session().config().get_extension::<Preset>()
 }
 
-impl Preset {
-    fn serves(&self, source: &Source, opts: &CorpusOptions) -> bool {
-        self.source == source.spec && self.opts == format!("{opts:?}")
-    }
+/// The corpus options a protocol or claims spec gives its run.
+pub fn run_options(s: &str) -> Result<CorpusOptions> {
+    let usage = "the run's corpus options";
+    corpus_options(&parse_options(s, usage, CORPUS_OPTIONS)?, usage)
 }
 
 /// Constant-folds table-function arguments (`'a' || 'b'`, `60 * 2`).
@@ -232,6 +222,7 @@ pub struct CorpusPartition {
     schema: SchemaRef,
     source: Arc<Source>,
     env: Env,
+    preset: Option<Arc<Preset>>,
     opts: CorpusOptions,
     with_unscanned: bool,
     parallel: usize,
@@ -252,7 +243,7 @@ impl PartitionStream for CorpusPartition {
     }
 
     fn execute(&self, _ctx: Arc<TaskContext>) -> SendableRecordBatchStream {
-        let docs: BoxStream<'static, crate::error::Result<Arc<Document>>> = match &self.env.preset {
+        let docs: BoxStream<'static, crate::error::Result<Arc<Document>>> = match &self.preset {
             Some(p) if !self.with_unscanned && p.serves(&self.source, &self.opts) => {
                 futures::stream::iter(p.docs.clone().into_iter().map(Ok)).boxed()
             }
@@ -315,7 +306,15 @@ pub fn simple_corpus_call(
         CORPUS_OPTIONS,
     )?;
     let opts = corpus_options(&raw, usage)?;
-    corpus_table(schema, source, env, opts, with_unscanned, convert)
+    corpus_table(
+        schema,
+        source,
+        env,
+        preset_of(args),
+        opts,
+        with_unscanned,
+        convert,
+    )
 }
 
 /// Builds the provider for a corpus table function.
@@ -323,6 +322,7 @@ pub fn corpus_table(
     schema: SchemaRef,
     source: Arc<Source>,
     env: &Env,
+    preset: Option<Arc<Preset>>,
     opts: CorpusOptions,
     with_unscanned: bool,
     convert: ToBatches,
@@ -331,6 +331,7 @@ pub fn corpus_table(
         schema: schema.clone(),
         source,
         env: env.clone(),
+        preset,
         opts,
         with_unscanned,
         parallel: std::thread::available_parallelism().map_or(2, |n| n.get()),

@@ -169,9 +169,6 @@ impl TableFunctionImpl for ReplyProblemsFn {
         else {
             return plan_err!("reply_problems(): needs a quarry session");
         };
-        crate::functions::staged::staged_table(
-            state,
-            crate::review::split_stages(REPLY_PROBLEMS_SQL),
-        )
+        crate::engine::staged::staged_table(state, crate::review::split_stages(REPLY_PROBLEMS_SQL))
     }
 }

@@ -600,11 +600,11 @@ fn drop_stage(text: &str, name: &str) -> String {
 
 /// A rendered template split at its `-- @stage NAME` and `-- @output`
 /// markers (the text before the first marker is commentary).
-pub fn split_stages(text: &str) -> crate::functions::staged::Stages {
+pub fn split_stages(text: &str) -> crate::engine::staged::Stages {
     let mut stages = Vec::new();
     if !text.contains("\n-- @") {
         let output = text.trim().trim_end_matches(';').to_string();
-        return crate::functions::staged::Stages { stages, output };
+        return crate::engine::staged::Stages { stages, output };
     }
     let mut output = String::new();
     for part in text.split("\n-- @").skip(1) {
@@ -615,5 +615,5 @@ pub fn split_stages(text: &str) -> crate::functions::staged::Stages {
             None => output = body,
         }
     }
-    crate::functions::staged::Stages { stages, output }
+    crate::engine::staged::Stages { stages, output }
 }

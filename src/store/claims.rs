@@ -493,7 +493,7 @@ fn revision_of(b: &RecordBatch) -> Option<i64> {
 
 /// `b` in `schema` with every row's `revision` set.
 fn with_revision(b: &RecordBatch, schema: &SchemaRef, revision: i64) -> Result<RecordBatch> {
-    let b = crate::functions::staged::conform(b.clone(), schema)?;
+    let b = crate::tables::conform(b.clone(), schema)?;
     let i = schema
         .index_of("revision")
         .map_err(|_| QuarryError::Invalid("the claims schema has no revision".into()))?;

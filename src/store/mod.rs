@@ -349,3 +349,29 @@ fn decode_document(entry: Entry, bytes: Bytes) -> Result<Document> {
     }
     Ok(doc)
 }
+
+/// The Parquet files under `dir` of the store as a table of `schema`, and
+/// the object store to register for it (S3 stores).
+pub fn listing_table(
+    store: &Store,
+    dir: &str,
+    schema: datafusion::arrow::datatypes::SchemaRef,
+) -> Result<(
+    Arc<dyn datafusion::catalog::TableProvider>,
+    Option<StoreMount>,
+)> {
+    let (url, mount) = store.table_url(dir)?;
+    let url = datafusion::datasource::listing::ListingTableUrl::parse(&url)
+        .map_err(QuarryError::DataFusion)?;
+    let opts = datafusion::datasource::listing::ListingOptions::new(Arc::new(
+        datafusion::datasource::file_format::parquet::ParquetFormat::default(),
+    ))
+    .with_file_extension(".parquet");
+    let cfg = datafusion::datasource::listing::ListingTableConfig::new(url)
+        .with_listing_options(opts)
+        .with_schema(schema);
+    Ok((
+        Arc::new(datafusion::datasource::listing::ListingTable::try_new(cfg)?),
+        mount,
+    ))
+}

@@ -32,11 +32,15 @@ use datafusion::physical_plan::{collect, SendableRecordBatchStream};
 use futures::{StreamExt, TryStreamExt};
 use sha2::{Digest, Sha256};
 
-use super::staged::{conform, physical, plan_stages, private_state, run_stages, Stages};
-use super::{corpus_options, parse_options, Env, Preset, CORPUS_OPTIONS};
+pub mod staged;
+
+use staged::{physical, plan_stages, private_state, run_stages, Stages};
+
+use crate::corpus::CorpusOptions;
 use crate::ingest::Document;
 use crate::source::Source;
 use crate::store::{parquet_bytes, read_parquet_meta, Store};
+use crate::tables::conform;
 
 /// Documents per window, at least: a window holds enough documents for
 /// half the endpoint's requests in flight even at one request a document
@@ -61,6 +65,27 @@ const KEY: &str = "quarry.result_key";
 /// The Parquet file naming the protocol whose extraction the store's
 /// `extraction` table shows (the one run last), with that table's schema.
 pub const LATEST_EXTRACTION: &str = "results/extraction_latest.parquet";
+
+/// A fixed set of documents, already read and deduplicated, that a corpus
+/// function reads instead of listing its source when it is called with this
+/// source and these options: one window of a long run. A window's session
+/// carries it as an extension of its configuration.
+#[derive(Debug)]
+pub struct Preset {
+    /// The source as given (`Source::spec`).
+    pub source: String,
+    /// The corpus options, as `CorpusOptions` prints them.
+    pub opts: String,
+    /// The documents, in listing order.
+    pub docs: Vec<Arc<Document>>,
+}
+
+impl Preset {
+    /// Whether a corpus function over `source` with `opts` reads these documents.
+    pub fn serves(&self, source: &Source, opts: &CorpusOptions) -> bool {
+        self.source == source.spec && self.opts == format!("{opts:?}")
+    }
+}
 
 /// One table a run makes.
 #[derive(Debug, Clone)]
@@ -96,7 +121,7 @@ pub struct Run {
     /// The source as given.
     pub source: String,
     /// The protocol's corpus options.
-    pub ingest: String,
+    pub opts: CorpusOptions,
     /// The protocol's short hash.
     pub protocol: String,
     /// What else decides the rows: the rendered SQL, the model and where
@@ -108,8 +133,9 @@ pub struct Run {
     pub outputs: Vec<Output>,
     /// The one the table function returns.
     pub want: usize,
-    /// The store.
-    pub env: Env,
+    /// The store: with one, the rows of each document are kept and a run
+    /// started again restores them.
+    pub store: Option<Store>,
     /// Rerun documents whose stored rows record failed requests.
     pub retry_failed: bool,
     /// What it will ask.
@@ -184,8 +210,8 @@ fn run_documents(
     opts: crate::corpus::CorpusOptions,
 ) -> futures::stream::BoxStream<'static, crate::error::Result<Document>> {
     match &run.records {
-        Some(r) => r.screening_documents(run.env.store.clone(), opts.ingest),
-        None => crate::corpus::documents(source, run.env.store.clone(), opts, false),
+        Some(r) => r.screening_documents(run.store.clone(), opts.ingest),
+        None => crate::corpus::documents(source, run.store.clone(), opts, false),
     }
 }
 
@@ -223,7 +249,7 @@ async fn check_plan(
                     return Ok::<_, DataFusionError>(Vec::new());
                 }
                 // A document whose rows the store has asks nothing.
-                if let Some(store) = &run.env.store {
+                if let Some(store) = &run.store {
                     let got = stored(run, store, &d, &result_key(&run.salt, &d)).await;
                     if restorable(&got, run.retry_failed) {
                         return Ok(Vec::new());
@@ -369,9 +395,8 @@ impl PartitionStream for RunPartition {
         let (base, run) = (self.base.clone(), self.run.clone());
         let registered = Arc::new(AtomicBool::new(false));
         let windows = futures::stream::once(async move {
-            let usage = "the run's corpus options";
             let source = Source::parse(&run.source).map_err(DataFusionError::from)?;
-            let opts = corpus_options(&parse_options(&run.ingest, usage, CORPUS_OPTIONS)?, usage)?;
+            let opts = run.opts.clone();
             let preset_opts = format!("{opts:?}");
             let source = Arc::new(source);
             let rt = base.config().get_extension::<crate::model::Runtime>();
@@ -481,7 +506,7 @@ async fn window(
     let keys: Vec<String> = docs.iter().map(|d| result_key(&run.salt, d)).collect();
     // rows[o][i]: document i's rows of output o.
     let mut rows: Vec<Vec<Option<RecordBatch>>> = vec![vec![None; docs.len()]; n_out];
-    if let Some(store) = &run.env.store {
+    if let Some(store) = &run.store {
         let got = docs
             .iter()
             .zip(&keys)
@@ -517,7 +542,7 @@ async fn window(
             if !known {
                 let d = crate::corpus::read_entry(
                     &read.source,
-                    run.env.store.as_ref(),
+                    run.store.as_ref(),
                     first.clone(),
                     &read.ingest,
                 )
@@ -540,15 +565,12 @@ async fn window(
                 preset_docs.push(d.clone());
             }
         }
-        let env = Env {
-            store: run.env.store.clone(),
-            preset: Some(Arc::new(Preset {
-                source: read.source.spec.clone(),
-                opts: read.opts.clone(),
-                docs: preset_docs,
-            })),
-        };
-        let (state, tables) = private_state(base, Some(&env))?;
+        let preset = Arc::new(Preset {
+            source: read.source.spec.clone(),
+            opts: read.opts.clone(),
+            docs: preset_docs,
+        });
+        let (state, tables) = private_state(base, Some(preset))?;
         run_stages(&state, &tables, &run.stages, ctx.clone()).await?;
         for (o, out) in run.outputs.iter().enumerate() {
             let plan = physical(&state, &out.sql).await?;
@@ -622,7 +644,7 @@ async fn window(
                 published = false;
             }
         }
-        if let (Some(store), true) = (&run.env.store, published) {
+        if let (Some(store), true) = (&run.store, published) {
             write_rows(store, run, &docs, &keys, &todo, &rows).await;
         }
     } else if let Some(publish) = &run.publish {
@@ -685,7 +707,7 @@ async fn write_rows(
 /// protocol's, in this session and (through [`LATEST_EXTRACTION`]) the
 /// sessions after it.
 async fn register_extraction(base: &SessionState, run: &Run) {
-    let Some(store) = &run.env.store else { return };
+    let Some(store) = &run.store else { return };
     let Some(o) = run.outputs.iter().find(|o| o.table == "extraction") else {
         return;
     };
@@ -705,7 +727,7 @@ async fn register_extraction(base: &SessionState, run: &Run) {
         return;
     };
     let rel = format!("{RESULTS_DIR}/extraction/{}", run.protocol);
-    match crate::session::store_table(store, &rel, schema.clone()) {
+    match crate::store::listing_table(store, &rel, schema.clone()) {
         Ok((table, mount)) => {
             if let Some((url, os)) = mount {
                 base.runtime_env().register_object_store(&url, os);

@@ -6,7 +6,7 @@
 
 use std::sync::Arc;
 
-use datafusion::arrow::array::{Array, RecordBatch};
+use datafusion::arrow::array::Array;
 use datafusion::arrow::datatypes::SchemaRef;
 use datafusion::catalog::memory::{
     MemoryCatalogProvider, MemoryCatalogProviderList, MemorySchemaProvider,
@@ -39,11 +39,11 @@ pub struct Stages {
 
 /// A session like `base` with a catalog of its own holding only `calls` (the
 /// functions stay), so stage tables never touch the user's catalog. With
-/// `env`, the corpus functions read that window's documents (see
+/// `preset`, the corpus functions read that window's documents (see
 /// [`super::Preset`]).
 pub(crate) fn private_state(
     base: &SessionState,
-    env: Option<&super::Env>,
+    preset: Option<Arc<super::Preset>>,
 ) -> Result<(SessionState, Arc<MemorySchemaProvider>)> {
     let opts = base.config_options();
     let (cat, sch) = (
@@ -71,17 +71,8 @@ pub(crate) fn private_state(
     let mut state = SessionStateBuilder::new_from_existing(base.clone())
         .with_catalog_list(list)
         .build();
-    if let Some(env) = env {
-        let env = env.clone();
-        state.register_udtf(
-            "documents",
-            Arc::new(super::documents::Documents { env: env.clone() }),
-        );
-        state.register_udtf(
-            "blocks",
-            Arc::new(super::blocks::Blocks { env: env.clone() }),
-        );
-        state.register_udtf("chunks", Arc::new(super::chunks::Chunks { env }));
+    if let Some(p) = preset {
+        state.config_mut().set_extension(p);
     }
     Ok((state, schema))
 }
@@ -215,31 +206,6 @@ pub fn staged_table(base: &SessionState, stages: Stages) -> Result<Arc<dyn Table
     )?))
 }
 
-/// A batch with the declared schema's column types.
-pub(crate) fn conform(batch: RecordBatch, schema: &SchemaRef) -> Result<RecordBatch> {
-    if batch.schema().fields() == schema.fields() {
-        return Ok(batch);
-    }
-    let cols = batch
-        .columns()
-        .iter()
-        .zip(schema.fields())
-        .map(|(c, f)| {
-            if c.data_type() == f.data_type() {
-                Ok(c.clone())
-            } else {
-                Ok(datafusion::arrow::compute::cast(c, f.data_type())?)
-            }
-        })
-        .collect::<Result<Vec<_>>>()?;
-    Ok(RecordBatch::try_new_with_options(
-        schema.clone(),
-        cols,
-        &datafusion::arrow::record_batch::RecordBatchOptions::new()
-            .with_row_count(Some(batch.num_rows())),
-    )?)
-}
-
 struct StagedPartition {
     base: SessionState,
     stages: Stages,
@@ -273,7 +239,7 @@ impl PartitionStream for StagedPartition {
         let declared = self.schema.clone();
         let stream = futures::stream::once(run)
             .try_flatten()
-            .map(move |b| b.and_then(|b| conform(b, &declared)))
+            .map(move |b| b.and_then(|b| crate::tables::conform(b, &declared)))
             .boxed();
         Box::pin(RecordBatchStreamAdapter::new(self.schema.clone(), stream))
     }
