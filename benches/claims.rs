@@ -15,59 +15,12 @@
 //! process's high-water mark so far: run one size per process to read each
 //! size's own peak.
 
-use std::path::Path;
 use std::time::{Duration, Instant};
 
+mod common;
+
+use common::{cpu_seconds, env_num, files, proc_status};
 use quarry::model::test_server::{Action, Rule, TestServer};
-
-fn proc_status(key: &str) -> f64 {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find(|l| l.starts_with(key))
-                .and_then(|l| l.split_whitespace().nth(1)?.parse::<f64>().ok())
-        })
-        .map_or(f64::NAN, |kb| kb / 1024.0)
-}
-
-/// User + system CPU seconds of this process so far.
-fn cpu_seconds() -> f64 {
-    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
-    let after = stat.rsplit_once(')').map_or("", |(_, r)| r);
-    let f: Vec<f64> = after
-        .split_whitespace()
-        .filter_map(|x| x.parse().ok())
-        .collect();
-    (f.get(11).copied().unwrap_or(0.0) + f.get(12).copied().unwrap_or(0.0)) / 100.0
-}
-
-fn env_num(name: &str, default: u64) -> u64 {
-    std::env::var(name)
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
-}
-
-/// Files under `dir` (recursively) whose path contains `part`.
-fn files(dir: &Path, part: &str) -> usize {
-    let mut n = 0;
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        let Ok(rd) = std::fs::read_dir(&d) else {
-            continue;
-        };
-        for e in rd.flatten() {
-            let p = e.path();
-            if p.is_dir() {
-                stack.push(p);
-            } else if p.to_string_lossy().contains(part) {
-                n += 1;
-            }
-        }
-    }
-    n
-}
 
 const FILLER: &[&str] = &[
     "The images were taken over four nights with the Dragonfly Telephoto Array.",
@@ -105,7 +58,7 @@ async fn main() {
         "data files",
         "cdc files",
         "log files",
-        "result files"
+        "run files"
     );
     let reply = serde_json::json!({"claims": [
         {"kind": "measurement", "subject": "the galaxy", "predicate": "effective_radius",
@@ -200,8 +153,8 @@ async fn main() {
             files(&table, "part-") - files(&table.join("_change_data"), "part-"),
             files(&table.join("_change_data"), ""),
             files(&table.join("_delta_log"), ""),
-            files(&dir.path().join("store/results"), ".parquet"),
+            files(&dir.path().join("store/tables/runs"), ".parquet"),
         );
     }
-    println!("commits: the claims table's log entries (one per window of documents, plus compactions); result files: the run's per-document results (kept for resume; not yet on the table format)");
+    println!("commits: the claims table's log entries (one per window of documents, plus compactions); run files: the data files of the run's own tables (tables/runs/: its rows and the ledger of finished documents, kept for resume)");
 }

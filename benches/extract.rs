@@ -11,37 +11,10 @@
 
 use std::time::{Duration, Instant};
 
+mod common;
+
+use common::{cpu_seconds, env_num, proc_status};
 use quarry::model::test_server::TestServer;
-
-fn proc_status(key: &str) -> f64 {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find(|l| l.starts_with(key))
-                .and_then(|l| l.split_whitespace().nth(1)?.parse::<f64>().ok())
-        })
-        .map_or(f64::NAN, |kb| kb / 1024.0)
-}
-
-/// User + system CPU seconds of this process so far.
-fn cpu_seconds() -> f64 {
-    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
-    let after = stat.rsplit_once(')').map_or("", |(_, r)| r);
-    let f: Vec<f64> = after
-        .split_whitespace()
-        .filter_map(|x| x.parse().ok())
-        .collect();
-    // Fields 14 and 15 (utime, stime) are the 12th and 13th after the ')'.
-    (f.get(11).copied().unwrap_or(0.0) + f.get(12).copied().unwrap_or(0.0)) / 100.0
-}
-
-fn env_num(name: &str, default: u64) -> u64 {
-    std::env::var(name)
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
-}
 
 const SENTENCES: &[&str] = &[
     "Participants were recruited from outpatient clinics between 2015 and 2018.",
@@ -126,5 +99,73 @@ async fn main() {
             1000.0 * cpu / chunks as f64,
             proc_status("VmHWM:")
         );
+        println!(
+            "        files in the store: {}",
+            store_files(&dir.path().join("store"))
+        );
+        let store =
+            quarry::store::Store::open(&dir.path().join("store").display().to_string()).unwrap();
+        let mut current = Vec::new();
+        for (name, rel) in [
+            (
+                "extraction",
+                format!(
+                    "tables/extraction/{}",
+                    protocol_dir(&dir.path().join("store"))
+                ),
+            ),
+            ("evidence", "tables/evidence".into()),
+            ("ledger", "tables/runs/ledger".into()),
+            ("calls", "tables/calls".into()),
+        ] {
+            let t = quarry::store::delta::Delta::new(&store, &rel, name).unwrap();
+            current.push(format!("{name} {}", t.current_files().await.unwrap()));
+        }
+        println!(
+            "        data files of each table's latest version: {}",
+            current.join(", ")
+        );
     }
+    println!("files: by folder of the store (tables/<name> are Delta Lake tables: data files and _delta_log entries; calls the trace; cache the response cache, one file per request; ingest the parsed documents, one per file)");
+}
+
+/// The one protocol folder under `tables/extraction/`.
+fn protocol_dir(store: &std::path::Path) -> String {
+    std::fs::read_dir(store.join("tables/extraction"))
+        .unwrap()
+        .flatten()
+        .find(|e| e.path().is_dir())
+        .map(|e| e.file_name().to_string_lossy().to_string())
+        .unwrap_or_default()
+}
+
+/// Files in the store by folder (`tables/<name>` counted apart).
+fn store_files(store: &std::path::Path) -> String {
+    let mut by: std::collections::BTreeMap<String, usize> = Default::default();
+    let mut stack = vec![store.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        let Ok(rd) = std::fs::read_dir(&d) else {
+            continue;
+        };
+        for e in rd.flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                stack.push(p);
+                continue;
+            }
+            let rel = p.strip_prefix(store).unwrap().to_string_lossy().to_string();
+            let parts: Vec<&str> = rel.split('/').collect();
+            let key = match parts.as_slice() {
+                ["tables", "runs", t, ..] => format!("tables/runs/{t}"),
+                ["tables", t, rest @ ..] if !rest.is_empty() => format!("tables/{t}"),
+                [one, _, ..] => one.to_string(),
+                _ => "(top)".into(),
+            };
+            *by.entry(key).or_default() += 1;
+        }
+    }
+    by.iter()
+        .map(|(k, v)| format!("{k} {v}"))
+        .collect::<Vec<_>>()
+        .join(", ")
 }

@@ -10,6 +10,9 @@
 
 use std::time::{Duration, Instant};
 
+mod common;
+
+use common::env_num;
 use quarry::model::test_server::TestServer;
 
 fn peak_rss_mib() -> f64 {
@@ -21,13 +24,6 @@ fn peak_rss_mib() -> f64 {
                 .and_then(|l| l.split_whitespace().nth(1)?.parse::<f64>().ok())
         })
         .map_or(f64::NAN, |kb| kb / 1024.0)
-}
-
-fn env_num(name: &str, default: u64) -> u64 {
-    std::env::var(name)
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
 }
 
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]

@@ -12,7 +12,6 @@ use datafusion::logical_expr::async_udf::AsyncScalarUDF;
 use datafusion::logical_expr::ScalarUDF;
 use datafusion::prelude::SessionConfig;
 
-use crate::engine::RESULTS_DIR;
 use crate::error::Result;
 use crate::functions::extract::{ExtractFn, Kind as ExtractKind};
 use crate::functions::llm::Llm;
@@ -23,9 +22,9 @@ use crate::functions::{
 };
 use crate::model::replay::ReplayClient;
 use crate::model::runtime::RuntimeOptions;
-use crate::model::trace::{self, Sink, CALLS_DIR};
+use crate::model::trace::{self, Sink, CALLS_TABLE};
 use crate::model::{Config, ModelClient, Runtime};
-use crate::store::Store;
+use crate::store::{results, Store};
 use crate::tables;
 
 /// How a session is set up.
@@ -173,18 +172,27 @@ pub fn session(settings: &Settings) -> Result<SessionContext> {
             ctx.register_table("calls", Arc::new(t))?;
         }
         Some(s) => {
-            register_store_table(&ctx, s, CALLS_DIR, CALLS_DIR, trace::schema())?;
-            // Screening and extraction results, kept per document as runs
-            // complete.
+            ctx.register_table(
+                "calls",
+                Arc::new(crate::store::delta::DeltaView::new(
+                    crate::store::delta::Delta::new(s, CALLS_TABLE, "the store's calls table")?,
+                    None,
+                    trace::schema(),
+                )),
+            )?;
+            // Screening and extraction results, kept window by window as
+            // runs complete.
             for (name, schema) in [
                 ("evidence", tables::EVIDENCE.clone()),
                 ("screening", tables::SCREENING.clone()),
             ] {
-                register_store_table(&ctx, s, &format!("{RESULTS_DIR}/{name}"), name, schema)?;
+                ctx.register_table(name, Arc::new(results::view(s, name, "", schema)?))?;
             }
             if let Some((protocol, schema)) = latest_extraction_of(s) {
-                let rel = format!("{RESULTS_DIR}/extraction/{protocol}");
-                register_store_table(&ctx, s, &rel, "extraction", schema)?;
+                ctx.register_table(
+                    "extraction",
+                    Arc::new(results::view(s, "extraction", &protocol, schema)?),
+                )?;
             }
         }
     }
@@ -221,20 +229,4 @@ pub fn begin_statement(ctx: &SessionContext) {
     if let Some(rt) = runtime(ctx) {
         rt.begin_statement();
     }
-}
-
-/// Registers the Parquet files under `dir` of the store as table `name`.
-fn register_store_table(
-    ctx: &SessionContext,
-    store: &Store,
-    dir: &str,
-    name: &str,
-    schema: datafusion::arrow::datatypes::SchemaRef,
-) -> Result<()> {
-    let (table, mount) = crate::store::listing_table(store, dir, schema)?;
-    if let Some((root, os)) = mount {
-        ctx.register_object_store(&root, os);
-    }
-    ctx.register_table(name, table)?;
-    Ok(())
 }

@@ -8,6 +8,7 @@ use std::path::PathBuf;
 
 /// `REL` inside the shared data folder, holding `what`; `None`, after
 /// printing what is missing and where it comes from, when it is not there.
+#[allow(dead_code)]
 pub fn shared_data(rel: &str, what: &str) -> Option<PathBuf> {
     let base = std::env::var("QUARRY_SHARED_DATA")
         .map(PathBuf::from)
@@ -46,4 +47,60 @@ pub fn dump_cells(cells: &[quarry::ingest::Cell]) {
 #[allow(dead_code)]
 pub fn held_out(pmcid: &str) -> bool {
     pmcid.chars().filter_map(|c| c.to_digit(10)).sum::<u32>() % 2 == 1
+}
+
+/// A `/proc/self/status` figure in MiB (`VmHWM:` is the peak RSS so far).
+#[allow(dead_code)]
+pub fn proc_status(key: &str) -> f64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with(key))
+                .and_then(|l| l.split_whitespace().nth(1)?.parse::<f64>().ok())
+        })
+        .map_or(f64::NAN, |kb| kb / 1024.0)
+}
+
+/// User + system CPU seconds of this process so far.
+#[allow(dead_code)]
+pub fn cpu_seconds() -> f64 {
+    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+    let after = stat.rsplit_once(')').map_or("", |(_, r)| r);
+    let f: Vec<f64> = after
+        .split_whitespace()
+        .filter_map(|x| x.parse().ok())
+        .collect();
+    // Fields 14 and 15 (utime, stime) are the 12th and 13th after the ')'.
+    (f.get(11).copied().unwrap_or(0.0) + f.get(12).copied().unwrap_or(0.0)) / 100.0
+}
+
+/// A number from the environment, or `default`.
+#[allow(dead_code)]
+pub fn env_num(name: &str, default: u64) -> u64 {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
+/// Files under `dir` (recursively) whose path contains `part`.
+#[allow(dead_code)]
+pub fn files(dir: &std::path::Path, part: &str) -> usize {
+    let mut n = 0;
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        let Ok(rd) = std::fs::read_dir(&d) else {
+            continue;
+        };
+        for e in rd.flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                stack.push(p);
+            } else if p.to_string_lossy().contains(part) {
+                n += 1;
+            }
+        }
+    }
+    n
 }

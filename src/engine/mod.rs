@@ -1,4 +1,5 @@
-//! A screening or extraction run, window by window: the corpus is listed,
+//! The run engine: a model-driven stage (screening, extraction, claims)
+//! over a corpus, window by window. The corpus is listed,
 //! read and deduplicated as one stream, cut into windows of a few documents,
 //! and each window runs the rendered SQL's stages and output queries over
 //! its own documents only (the corpus functions in the window's session read
@@ -6,13 +7,15 @@
 //! endpoint's requests stay in flight across window ends, and memory holds
 //! those windows, never the corpus.
 //!
-//! With a store, each document's rows of every table the run makes
-//! (`extraction` and `evidence`, `screening`) are written to the store as
-//! its window completes, keyed on the document (path, size, modification
-//! time or ETag, status, the copy it repeats), the rendered SQL and the
-//! model; a later run restores them instead of reading the document again.
-//! A run killed at any moment and started again redoes only the windows it
-//! had not written, and their answered requests come from the cache.
+//! With a store, the rows of every table the run makes (`extraction` and
+//! `evidence`, `screening`, a claims run's rows) are committed to the
+//! store's Delta tables as each window completes, one commit per table
+//! (see [`crate::store::results`]), keyed on the document (path, size,
+//! modification time or ETag, status, the copy it repeats), the rendered
+//! SQL and the model; a later run restores them instead of reading the
+//! document again. A run killed at any moment and started again redoes
+//! only the windows it had not written, and their answered requests come
+//! from the cache.
 
 use std::collections::HashMap;
 use std::fmt;
@@ -39,6 +42,7 @@ use staged::{physical, plan_stages, private_state, run_stages, Stages};
 use crate::corpus::CorpusOptions;
 use crate::ingest::Document;
 use crate::source::Source;
+use crate::store::results::RunStore;
 use crate::store::{parquet_bytes, read_parquet_meta, Store};
 use crate::tables::conform;
 
@@ -56,15 +60,15 @@ pub fn window_docs(max_in_flight: usize) -> usize {
 /// Windows running at once.
 pub const WINDOWS_AT_ONCE: usize = 4;
 
-/// Where run results are kept in a store.
-pub const RESULTS_DIR: &str = "results";
-
-/// The Parquet metadata key holding a result file's key.
-const KEY: &str = "quarry.result_key";
-
 /// The Parquet file naming the protocol whose extraction the store's
 /// `extraction` table shows (the one run last), with that table's schema.
-pub const LATEST_EXTRACTION: &str = "results/extraction_latest.parquet";
+pub const LATEST_EXTRACTION: &str = "tables/extraction/latest.parquet";
+
+/// The Parquet metadata key holding that protocol.
+const LATEST_KEY: &str = "quarry.protocol";
+
+/// Documents whose stored rows the plan check reads at once.
+const PLAN_BATCH: usize = 64;
 
 /// A fixed set of documents, already read and deduplicated, that a corpus
 /// function reads instead of listing its source when it is called with this
@@ -222,6 +226,7 @@ fn run_documents(
 async fn check_plan(
     rt: &crate::model::Runtime,
     run: &Run,
+    results: Option<&RunStore>,
     source: Arc<Source>,
     opts: crate::corpus::CorpusOptions,
 ) -> Result<()> {
@@ -240,35 +245,52 @@ async fn check_plan(
     }
     let docs = run_documents(run, source, opts);
     let counts = docs
-        .map(|d| {
+        .chunks(PLAN_BATCH)
+        .map(|docs| {
             let spec = tokenizer_spec.clone();
             let screen = plan.screen;
             async move {
-                let d = d?;
-                if d.status != crate::ingest::Status::Ok {
-                    return Ok::<_, DataFusionError>(Vec::new());
-                }
+                let docs: Vec<Document> = docs
+                    .into_iter()
+                    .collect::<crate::error::Result<Vec<_>>>()?
+                    .into_iter()
+                    .filter(|d| d.status == crate::ingest::Status::Ok)
+                    .collect();
                 // A document whose rows the store has asks nothing.
-                if let Some(store) = &run.store {
-                    let got = stored(run, store, &d, &result_key(&run.salt, &d)).await;
-                    if restorable(&got, run.retry_failed) {
-                        return Ok(Vec::new());
+                let restored: Vec<bool> = match results {
+                    Some(r) => {
+                        let keys: Vec<String> =
+                            docs.iter().map(|d| result_key(&run.salt, d)).collect();
+                        stored(r, &docs, &keys)
+                            .await
+                            .iter()
+                            .map(|got| restorable(got, run.retry_failed))
+                            .collect()
                     }
-                }
+                    None => vec![false; docs.len()],
+                };
+                let todo: Vec<Document> = docs
+                    .into_iter()
+                    .zip(restored)
+                    .filter(|(_, r)| !r)
+                    .map(|(d, _)| d)
+                    .collect();
                 tokio::task::spawn_blocking(move || {
                     let mut sizes = Vec::new();
-                    if let Some((fixed, most)) = screen {
-                        sizes.push(fixed + d.text.len().min(most));
-                    }
-                    if let Some((spec, fixed)) = spec {
-                        let seg = crate::segment::segment(
-                            &crate::segment::SegDoc {
-                                text: &d.text,
-                                blocks: &d.blocks,
-                            },
-                            &spec,
-                        );
-                        sizes.extend(seg.chunks.iter().map(|c| fixed + (c.end - c.start)));
+                    for d in &todo {
+                        if let Some((fixed, most)) = screen {
+                            sizes.push(fixed + d.text.len().min(most));
+                        }
+                        if let Some((spec, fixed)) = &spec {
+                            let seg = crate::segment::segment(
+                                &crate::segment::SegDoc {
+                                    text: &d.text,
+                                    blocks: &d.blocks,
+                                },
+                                spec,
+                            );
+                            sizes.extend(seg.chunks.iter().map(|c| fixed + (c.end - c.start)));
+                        }
                     }
                     sizes
                 })
@@ -276,7 +298,7 @@ async fn check_plan(
                 .map_err(|e| DataFusionError::Execution(format!("planning stopped: {e}")))
             }
         })
-        .buffered(4);
+        .buffered(2);
     let (mut calls, mut usd) = (0u64, Some(0.0));
     let mut counts = std::pin::pin!(counts);
     while let Some(sizes) = counts.next().await {
@@ -288,16 +310,6 @@ async fn check_plan(
     rt.rails().check_plan(calls, usd).map_err(|e| {
         DataFusionError::Execution(format!("{} of {}: {e}", run.outputs[0].table, run.source))
     })
-}
-
-/// The store path of one document's rows of one table.
-pub fn result_rel(table: &str, protocol: &str, source: &str) -> String {
-    let h = hex::encode(Sha256::digest(source.as_bytes()));
-    if table == "extraction" {
-        format!("{RESULTS_DIR}/extraction/{protocol}/{}.parquet", &h[..32])
-    } else {
-        format!("{RESULTS_DIR}/{table}/{protocol}_{}.parquet", &h[..32])
-    }
 }
 
 /// What a document's stored rows must have been made from.
@@ -357,9 +369,21 @@ pub fn run_table(base: &SessionState, mut run: Run) -> Result<Arc<dyn TableProvi
         .schema
         .clone()
         .unwrap_or_else(|| Arc::new(datafusion::arrow::datatypes::Schema::empty()));
+    let results = match &run.store {
+        Some(store) => {
+            let outputs: Vec<(&'static str, SchemaRef)> = run
+                .outputs
+                .iter()
+                .map(|o| (o.table, o.schema.clone().expect("planned")))
+                .collect();
+            Some(RunStore::new(store, &run.protocol, &outputs).map_err(DataFusionError::from)?)
+        }
+        None => None,
+    };
     let part = RunPartition {
         base: base.clone(),
         run: Arc::new(run),
+        results,
         schema: schema.clone(),
     };
     let by_source = schema.index_of("source").is_ok();
@@ -374,6 +398,8 @@ pub fn run_table(base: &SessionState, mut run: Run) -> Result<Arc<dyn TableProvi
 struct RunPartition {
     base: SessionState,
     run: Arc<Run>,
+    /// The run's tables in the store.
+    results: Option<RunStore>,
     schema: SchemaRef,
 }
 
@@ -393,6 +419,7 @@ impl PartitionStream for RunPartition {
 
     fn execute(&self, ctx: Arc<TaskContext>) -> SendableRecordBatchStream {
         let (base, run) = (self.base.clone(), self.run.clone());
+        let results = self.results.clone();
         let registered = Arc::new(AtomicBool::new(false));
         let windows = futures::stream::once(async move {
             let source = Source::parse(&run.source).map_err(DataFusionError::from)?;
@@ -401,7 +428,7 @@ impl PartitionStream for RunPartition {
             let source = Arc::new(source);
             let rt = base.config().get_extension::<crate::model::Runtime>();
             if let Some(rt) = &rt {
-                check_plan(rt, &run, source.clone(), opts.clone()).await?;
+                check_plan(rt, &run, results.as_ref(), source.clone(), opts.clone()).await?;
             }
             // The progress line counts documents of the listing's total
             // (listed once more, only for a terminal).
@@ -419,6 +446,7 @@ impl PartitionStream for RunPartition {
                 docs.chunks(run.window.max(1))
                     .map(move |w| {
                         let (base, run, ctx) = (base.clone(), run.clone(), ctx.clone());
+                        let results = results.clone();
                         let read = Reading {
                             source: source.clone(),
                             opts: preset_opts.clone(),
@@ -432,7 +460,8 @@ impl PartitionStream for RunPartition {
                                 .map(|d| d.map(Arc::new))
                                 .collect::<crate::error::Result<Vec<_>>>()?;
                             let n = docs.len() as u64;
-                            let out = window(&base, &run, docs, &read, ctx).await?;
+                            let out =
+                                window(&base, &run, results.as_ref(), docs, &read, ctx).await?;
                             if let Some(rt) = &rt {
                                 rt.documents_done(run.outputs[0].table, n, total);
                             }
@@ -461,32 +490,36 @@ struct Reading {
     ingest: crate::ingest::IngestSpec,
 }
 
-/// A document's stored rows of each table the run makes, where the store has
-/// them from the same run (the same key).
-async fn stored(run: &Run, store: &Store, d: &Document, key: &str) -> Vec<Option<RecordBatch>> {
-    let gets = run.outputs.iter().map(|o| async move {
-        let bytes = store
-            .get(&result_rel(o.table, &run.protocol, &d.entry.source))
-            .await
-            .ok()??;
-        let (k, batches) = read_parquet_meta(bytes, KEY).ok()?;
-        if k.as_deref() != Some(key) {
-            return None;
+/// Each document's stored rows of each table the run makes, where the
+/// store has them from the same run (the same key). A store that cannot be
+/// read restores nothing (the documents are read again), with a warning.
+async fn stored(
+    results: &RunStore,
+    docs: &[impl std::borrow::Borrow<Document>],
+    keys: &[String],
+) -> Vec<Vec<Option<RecordBatch>>> {
+    let pairs: Vec<(&str, &str)> = docs
+        .iter()
+        .zip(keys)
+        .map(|(d, k)| (d.borrow().entry.source.as_str(), k.as_str()))
+        .collect();
+    match results.stored(&pairs).await {
+        Ok(got) => got,
+        Err(e) => {
+            eprintln!(
+                "warning: the store's rows could not be read (the documents are read again): {e}"
+            );
+            vec![Vec::new(); docs.len()]
         }
-        let schema = o.schema.clone()?;
-        let batches = batches
-            .into_iter()
-            .map(|b| conform(b, &schema))
-            .collect::<Result<Vec<_>>>()
-            .ok()?;
-        concat_batches(&schema, &batches).ok()
-    });
-    futures::future::join_all(gets).await
+    }
 }
 
 /// Whether stored rows stand for a document: every table's, and none that
 /// must be made again (see [`rerun`]).
 fn restorable(got: &[Option<RecordBatch>], retry_failed: bool) -> bool {
+    if got.is_empty() {
+        return false;
+    }
     let all: Option<Vec<RecordBatch>> = got.iter().cloned().collect();
     all.is_some_and(|b| !rerun(&b, retry_failed))
 }
@@ -497,6 +530,7 @@ fn restorable(got: &[Option<RecordBatch>], retry_failed: bool) -> bool {
 async fn window(
     base: &SessionState,
     run: &Run,
+    results: Option<&RunStore>,
     docs: Vec<Arc<Document>>,
     read: &Reading,
     ctx: Arc<TaskContext>,
@@ -506,12 +540,8 @@ async fn window(
     let keys: Vec<String> = docs.iter().map(|d| result_key(&run.salt, d)).collect();
     // rows[o][i]: document i's rows of output o.
     let mut rows: Vec<Vec<Option<RecordBatch>>> = vec![vec![None; docs.len()]; n_out];
-    if let Some(store) = &run.store {
-        let got = docs
-            .iter()
-            .zip(&keys)
-            .map(|(d, k)| stored(run, store, d, k));
-        for (i, got) in futures::future::join_all(got).await.into_iter().enumerate() {
+    if let Some(results) = results {
+        for (i, got) in stored(results, &docs, &keys).await.into_iter().enumerate() {
             for (o, b) in got.into_iter().enumerate() {
                 rows[o][i] = b;
             }
@@ -644,8 +674,24 @@ async fn window(
                 published = false;
             }
         }
-        if let (Some(store), true) = (&run.store, published) {
-            write_rows(store, run, &docs, &keys, &todo, &rows).await;
+        if let (Some(results), true) = (results, published) {
+            let done: Vec<(&str, &str, Vec<Option<RecordBatch>>)> = todo
+                .iter()
+                .map(|&i| {
+                    (
+                        docs[i].entry.source.as_str(),
+                        keys[i].as_str(),
+                        (0..n_out).map(|o| rows[o][i].clone()).collect(),
+                    )
+                })
+                .collect();
+            let done: Vec<(&str, &str, &Vec<Option<RecordBatch>>)> =
+                done.iter().map(|(s, k, r)| (*s, *k, r)).collect();
+            if let Err(e) = results.write(&done).await {
+                // A store that cannot be written loses resumability, not
+                // results.
+                eprintln!("warning: a window's rows could not be kept in the store (a later run reads those documents again): {e}");
+            }
         }
     } else if let Some(publish) = &run.publish {
         if let Err(e) = publish.publish(&docs, &mut rows[run.want]).await {
@@ -671,38 +717,6 @@ async fn window(
     Ok(vec![all])
 }
 
-/// Writes each computed document's rows of every table; a store that
-/// cannot be written loses resumability, not results, so it warns.
-async fn write_rows(
-    store: &Store,
-    run: &Run,
-    docs: &[Arc<Document>],
-    keys: &[String],
-    todo: &[usize],
-    rows: &[Vec<Option<RecordBatch>>],
-) {
-    let puts = todo
-        .iter()
-        .flat_map(|&i| (0..run.outputs.len()).map(move |o| (i, o)))
-        .filter_map(|(i, o)| {
-            let b = rows[o][i].as_ref()?;
-            let rel = result_rel(run.outputs[o].table, &run.protocol, &docs[i].entry.source);
-            let bytes = parquet_bytes(b, Some((KEY, keys[i].clone())));
-            Some(async move {
-                match bytes {
-                    Ok(bytes) => store.put(&rel, bytes).await,
-                    Err(e) => Err(e),
-                }
-            })
-        });
-    for r in futures::future::join_all(puts).await {
-        if let Err(e) = r {
-            eprintln!("warning: a result could not be kept in the store (a later run reads that document again): {e}");
-            break;
-        }
-    }
-}
-
 /// After a run's first window: the store's `extraction` table becomes this
 /// protocol's, in this session and (through [`LATEST_EXTRACTION`]) the
 /// sessions after it.
@@ -713,7 +727,7 @@ async fn register_extraction(base: &SessionState, run: &Run) {
     };
     let Some(schema) = &o.schema else { return };
     let pointer = RecordBatch::new_empty(schema.clone());
-    if let Ok(bytes) = parquet_bytes(&pointer, Some((KEY, run.protocol.clone()))) {
+    if let Ok(bytes) = parquet_bytes(&pointer, Some((LATEST_KEY, run.protocol.clone()))) {
         if let Err(e) = store.put(LATEST_EXTRACTION, bytes).await {
             eprintln!("warning: {e}");
         }
@@ -726,14 +740,10 @@ async fn register_extraction(base: &SessionState, run: &Run) {
     else {
         return;
     };
-    let rel = format!("{RESULTS_DIR}/extraction/{}", run.protocol);
-    match crate::store::listing_table(store, &rel, schema.clone()) {
-        Ok((table, mount)) => {
-            if let Some((url, os)) = mount {
-                base.runtime_env().register_object_store(&url, os);
-            }
+    match crate::store::results::view(store, "extraction", &run.protocol, schema.clone()) {
+        Ok(table) => {
             let _ = schema_provider.deregister_table("extraction");
-            let _ = schema_provider.register_table("extraction".into(), table);
+            let _ = schema_provider.register_table("extraction".into(), Arc::new(table));
         }
         Err(e) => eprintln!("warning: {e}"),
     }
@@ -747,6 +757,6 @@ pub async fn latest_extraction(store: &Store) -> Option<(String, SchemaRef)> {
     )
     .ok()?;
     let schema = b.schema().clone();
-    let (protocol, _) = read_parquet_meta(bytes, KEY).ok()?;
+    let (protocol, _) = read_parquet_meta(bytes, LATEST_KEY).ok()?;
     Some((protocol?, schema))
 }

@@ -77,14 +77,20 @@ pub(crate) fn private_state(
     Ok((state, schema))
 }
 
-/// Starts `f` on a planning thread with room for DataFusion's recursion.
+/// Starts `f` on a planning thread with room for DataFusion's recursion,
+/// inside the caller's tokio runtime (planning a scan may read a table's
+/// log: the store's Delta tables are opened when a query is planned).
 fn planner<T: Send + 'static>(
     f: impl FnOnce() -> T + Send + 'static,
 ) -> Result<std::thread::JoinHandle<T>> {
+    let runtime = tokio::runtime::Handle::try_current().ok();
     std::thread::Builder::new()
         .name("quarry-plan".into())
         .stack_size(PLAN_STACK)
-        .spawn(f)
+        .spawn(move || {
+            let _entered = runtime.as_ref().map(|h| h.enter());
+            f()
+        })
         .map_err(|e| DataFusionError::Execution(format!("cannot start planning: {e}")))
 }
 

@@ -15,17 +15,15 @@ use datafusion::arrow::array::{
     Array, ArrayRef, AsArray, Int64Array, ListArray, RecordBatch, StructArray,
 };
 use datafusion::arrow::buffer::OffsetBuffer;
-use datafusion::arrow::datatypes::{DataType, Field, Schema, SchemaRef};
-use datafusion::catalog::{Session, TableFunctionArgs, TableFunctionImpl, TableProvider};
+use datafusion::arrow::datatypes::{DataType, Field, Schema};
+use datafusion::catalog::{TableFunctionArgs, TableFunctionImpl, TableProvider};
 use datafusion::common::{exec_err, plan_err, Result, ScalarValue};
-use datafusion::datasource::{provider_as_source, MemTable, TableType};
+use datafusion::datasource::{provider_as_source, MemTable};
 use datafusion::execution::SessionState;
 use datafusion::logical_expr::{
-    col, ColumnarValue, Expr, LogicalPlanBuilder, ScalarFunctionArgs, ScalarUDFImpl, Signature,
+    col, ColumnarValue, LogicalPlanBuilder, ScalarFunctionArgs, ScalarUDFImpl, Signature,
     TypeSignature, Volatility,
 };
-use datafusion::physical_plan::empty::EmptyExec;
-use datafusion::physical_plan::ExecutionPlan;
 
 use super::{int_arg, literal_args, str_arg, Env};
 use crate::engine::{
@@ -36,6 +34,7 @@ use crate::model::Runtime;
 use crate::review::claims::{read_drafts, render_claims, Chunk, ClaimsSpec, Rules};
 use crate::review::split_stages;
 use crate::store::claims::{changes_batch, changes_schema, ClaimStore};
+use crate::store::delta::DeltaView;
 use crate::store::Store;
 use crate::tables::{drafted_fields, CLAIM_COLUMNS, CLAIM_ROWS, REJECTION_COLUMNS};
 use quarry_udfs::util::string_array;
@@ -324,78 +323,29 @@ fn set_revision(b: &RecordBatch, rev: Option<i64>) -> crate::error::Result<Recor
     Ok(RecordBatch::try_new(b.schema(), cols)?)
 }
 
-/// The store's `claims` or `rejections`: the claims table's current rows,
-/// read when a query runs (so a session sees commits made after it began).
-#[derive(Debug)]
-pub struct StoreTable {
-    store: ClaimStore,
-    claims: bool,
-    schema: SchemaRef,
-}
-
-impl StoreTable {
-    /// `claims` (`claims = true`) or `rejections` of `store`.
-    pub fn new(store: &Store, claims: bool) -> crate::error::Result<Self> {
-        let columns = if claims {
-            CLAIM_COLUMNS
-        } else {
-            REJECTION_COLUMNS
-        };
-        let fields: Vec<Field> = columns
-            .iter()
-            .map(|c| CLAIM_ROWS.field_with_name(c).expect("column").clone())
-            .collect();
-        Ok(Self {
-            store: ClaimStore::new(store)?,
-            claims,
-            schema: Arc::new(Schema::new(fields)),
-        })
-    }
-}
-
-#[async_trait]
-impl TableProvider for StoreTable {
-    fn schema(&self) -> SchemaRef {
-        self.schema.clone()
-    }
-    fn table_type(&self) -> TableType {
-        TableType::Base
-    }
-    async fn scan(
-        &self,
-        state: &dyn Session,
-        projection: Option<&Vec<usize>>,
-        _filters: &[Expr],
-        limit: Option<usize>,
-    ) -> Result<Arc<dyn ExecutionPlan>> {
-        let projected = match projection {
-            Some(p) => Arc::new(self.schema.project(p)?),
-            None => self.schema.clone(),
-        };
-        let Some(table) = self.store.load().await? else {
-            return Ok(Arc::new(EmptyExec::new(projected)));
-        };
-        let provider = table
-            .table_provider()
-            .await
-            .map_err(|e| datafusion::error::DataFusionError::External(Box::new(e)))?;
-        let keep = if self.claims {
-            col("code").is_null()
-        } else {
-            col("code").is_not_null()
-        };
-        // The columns as declared (the scan may give text as views).
-        let columns = projected.fields().iter().map(|f| {
-            datafusion::logical_expr::cast(col(f.name()), f.data_type().clone()).alias(f.name())
-        });
-        let mut b = LogicalPlanBuilder::scan("claims_table", provider_as_source(provider), None)?
-            .filter(keep)?
-            .project(columns)?;
-        if let Some(l) = limit {
-            b = b.limit(0, Some(l))?;
-        }
-        state.create_physical_plan(&b.build()?).await
-    }
+/// The store's `claims` (`claims = true`) or `rejections`: the claims
+/// table's current rows, read when a query runs (so a session sees commits
+/// made after it began).
+fn store_view(store: &Store, claims: bool) -> crate::error::Result<DeltaView> {
+    let columns = if claims {
+        CLAIM_COLUMNS
+    } else {
+        REJECTION_COLUMNS
+    };
+    let fields: Vec<Field> = columns
+        .iter()
+        .map(|c| CLAIM_ROWS.field_with_name(c).expect("column").clone())
+        .collect();
+    let keep = if claims {
+        col("code").is_null()
+    } else {
+        col("code").is_not_null()
+    };
+    Ok(DeltaView::new(
+        ClaimStore::new(store)?.delta().clone(),
+        Some(keep),
+        Arc::new(Schema::new(fields)),
+    ))
 }
 
 /// `changes_since(revision [, max_revisions])`.
@@ -466,8 +416,8 @@ pub fn register(
         }),
     );
     if let Some(s) = store {
-        ctx.register_table("claims", Arc::new(StoreTable::new(s, true)?))?;
-        ctx.register_table("rejections", Arc::new(StoreTable::new(s, false)?))?;
+        ctx.register_table("claims", Arc::new(store_view(s, true)?))?;
+        ctx.register_table("rejections", Arc::new(store_view(s, false)?))?;
     }
     Ok(())
 }

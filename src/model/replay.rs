@@ -5,13 +5,14 @@
 
 use std::collections::HashMap;
 
-use datafusion::arrow::array::{Array, AsArray};
+use datafusion::arrow::array::{Array, AsArray, RecordBatch};
 use datafusion::arrow::datatypes::Int64Type;
 use sha2::{Digest, Sha256};
 
-use super::trace::CALLS_DIR;
+use super::trace::{CALLS_DIR, CALLS_TABLE};
 use super::{ModelClient, ModelError, Reply, Request};
 use crate::error::{QuarryError, Result};
+use crate::store::delta::Delta;
 use crate::store::{read_parquet, Store};
 
 /// Recorded outcomes by the content hash of their request: a reply, or the
@@ -50,18 +51,30 @@ impl ReplayClient {
     /// the content hash of its request.
     async fn read(store: &Store) -> Result<Recording> {
         let mut replies = HashMap::new();
-        let files = store.list(CALLS_DIR).await?;
-        if files.is_empty() {
-            return Err(QuarryError::Invalid(format!(
-                "replay: the store '{}' has no recorded calls (looked under {CALLS_DIR}/)",
-                store.location
-            )));
+        // The calls table, then the files of stores written before it.
+        let mut batches: Vec<(String, RecordBatch)> = Vec::new();
+        let table = Delta::new(store, CALLS_TABLE, "the recorded calls")?;
+        if let Some(t) = table.load().await? {
+            let rows = table.rows(&t, datafusion::logical_expr::lit(true)).await?;
+            batches.push((format!("{CALLS_TABLE}/"), rows));
         }
+        let files = store.list(CALLS_DIR).await?;
         for (path, _) in files.iter().filter(|(p, _)| p.ends_with(".parquet")) {
             let Some(bytes) = store.get(path).await? else {
                 continue;
             };
             for b in read_parquet(bytes)? {
+                batches.push((path.clone(), b));
+            }
+        }
+        if batches.is_empty() {
+            return Err(QuarryError::Invalid(format!(
+                "replay: the store '{}' has no recorded calls (looked in {CALLS_TABLE}/ and {CALLS_DIR}/)",
+                store.location
+            )));
+        }
+        {
+            for (path, b) in &batches {
                 let col = |n: &str| {
                     b.column_by_name(n).cloned().ok_or_else(|| {
                         QuarryError::Invalid(format!("replay: {path} has no column {n}"))

@@ -12,7 +12,8 @@ use datafusion::arrow::datatypes::{DataType, Field, Schema, SchemaRef, TimeUnit}
 use datafusion::catalog::memory::PartitionData;
 
 use crate::error::Result;
-use crate::store::{parquet_bytes, Store};
+use crate::store::delta::Delta;
+use crate::store::Store;
 
 /// One row of `calls`.
 #[derive(Debug, Clone, PartialEq)]
@@ -139,7 +140,8 @@ pub fn batch(rows: &[CallRow]) -> Result<RecordBatch> {
 /// Where trace rows go.
 #[derive(Debug, Clone)]
 pub enum Sink {
-    /// Parquet files under `calls/` in the store.
+    /// The Delta Lake table `tables/calls/` of the store: one commit per
+    /// flush.
     Store(Store),
     /// The session's memory (no store): the `calls` table's only partition.
     Memory(PartitionData),
@@ -151,13 +153,18 @@ pub struct Trace {
     run_id: String,
     sink: Sink,
     pending: Mutex<Vec<CallRow>>,
-    parts: std::sync::atomic::AtomicU64,
+    /// The store's calls table, once opened.
+    table: std::sync::OnceLock<Delta>,
     /// Serialises flushes so files are written in order.
     flushing: tokio::sync::Mutex<()>,
 }
 
-/// The folder of the trace in a store.
+/// The folder where stores written before the calls table held the trace
+/// (one Parquet file per flush); replay still reads it.
 pub const CALLS_DIR: &str = "calls";
+
+/// The calls table in a store.
+pub const CALLS_TABLE: &str = "tables/calls";
 
 impl Trace {
     /// A trace for `run_id` writing to `sink`.
@@ -166,7 +173,7 @@ impl Trace {
             run_id,
             sink,
             pending: Mutex::new(Vec::new()),
-            parts: Default::default(),
+            table: Default::default(),
             flushing: Default::default(),
         }
     }
@@ -186,8 +193,8 @@ impl Trace {
         self.pending.lock().expect("trace lock").len()
     }
 
-    /// Writes pending rows: one Parquet file per flush in the store, or one
-    /// batch in memory.
+    /// Writes pending rows: one commit to the store's calls table per
+    /// flush, or one batch in memory.
     pub async fn flush(&self) -> Result<()> {
         let _g = self.flushing.lock().await;
         let rows = std::mem::take(&mut *self.pending.lock().expect("trace lock"));
@@ -198,9 +205,14 @@ impl Trace {
         match &self.sink {
             Sink::Memory(p) => p.write().await.push(b),
             Sink::Store(store) => {
-                let n = self.parts.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-                let rel = format!("{CALLS_DIR}/{}-{n:06}.parquet", self.run_id);
-                if let Err(e) = store.put(&rel, parquet_bytes(&b, None)?).await {
+                let table = match self.table.get() {
+                    Some(t) => t.clone(),
+                    None => {
+                        let t = Delta::new(store, CALLS_TABLE, "the store's calls table")?;
+                        self.table.get_or_init(|| t).clone()
+                    }
+                };
+                if let Err(e) = table.append(b, "calls").await {
                     // Keep the rows for the next flush rather than lose them.
                     self.pending.lock().expect("trace lock").splice(0..0, rows);
                     return Err(e);

@@ -21,11 +21,9 @@ use datafusion::execution::context::SessionContext;
 use datafusion::logical_expr::{col, lit};
 use datafusion::physical_plan::collect;
 use deltalake::kernel::transaction::CommitProperties;
-use deltalake::logstore::{default_logstore, logstore_factories, LogStoreFactory, StorageConfig};
-use deltalake::protocol::SaveMode;
-use deltalake::{DeltaTable, DeltaTableBuilder, DeltaTableError};
-use object_store::ObjectStore;
+use deltalake::DeltaTable;
 
+use super::delta::{CommitError, Delta, ATTEMPTS};
 use super::Store;
 use crate::error::{QuarryError, Result};
 
@@ -35,29 +33,10 @@ pub const CLAIMS_TABLE: &str = "tables/claims";
 /// The column a document's rows are replaced by: its path.
 const KEY: &str = "source";
 
-/// Attempts at one window's commit when other writers keep winning.
-const ATTEMPTS: usize = 50;
-
-/// Commits between compactions of the table's small files.
-const COMPACT_EVERY: i64 = 32;
-
 /// The claims table of a store.
-#[derive(Clone)]
+#[derive(Clone, Debug)]
 pub struct ClaimStore {
-    url: url::Url,
-    root: Arc<dyn ObjectStore>,
-    location: String,
-    /// The table as last read or written, brought up to date before each
-    /// window (reading only the commits since) instead of read again.
-    latest: Arc<tokio::sync::Mutex<Option<DeltaTable>>>,
-}
-
-impl std::fmt::Debug for ClaimStore {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ClaimStore")
-            .field("url", &self.url.as_str())
-            .finish()
-    }
+    table: Delta,
 }
 
 /// What one commit did to a document: its revision now.
@@ -77,117 +56,27 @@ pub struct Change {
     pub claim_id: String,
 }
 
-/// Delta's log store for `s3://` tables: the object store quarry built
-/// (its endpoint, credentials and conditional puts) with Delta's default
-/// commit protocol (a put that succeeds only if the entry is absent).
-struct S3LogStores;
-
-impl LogStoreFactory for S3LogStores {
-    fn with_options(
-        &self,
-        prefixed_store: deltalake::logstore::ObjectStoreRef,
-        root_store: deltalake::logstore::ObjectStoreRef,
-        location: &url::Url,
-        options: &StorageConfig,
-    ) -> deltalake::DeltaResult<Arc<dyn deltalake::logstore::LogStore>> {
-        Ok(default_logstore(
-            prefixed_store,
-            root_store,
-            location,
-            options,
-        ))
-    }
-}
-
-fn register_s3() {
-    static ONCE: std::sync::Once = std::sync::Once::new();
-    ONCE.call_once(|| {
-        let scheme = url::Url::parse("s3://").expect("url");
-        let factories = logstore_factories();
-        if !factories.contains_key(&scheme) {
-            factories.insert(scheme, Arc::new(S3LogStores));
-        }
-    });
-}
-
 impl ClaimStore {
     /// The claims table of `store` (nothing is read or written yet).
     pub fn new(store: &Store) -> Result<Self> {
-        register_s3();
-        let (url, root) = store.delta_location(CLAIMS_TABLE)?;
         Ok(Self {
-            url,
-            root,
-            location: store.location.clone(),
-            latest: Arc::default(),
+            table: Delta::new(store, CLAIMS_TABLE, "the claims table")?.keeping_history(),
         })
     }
 
-    fn error(&self, e: impl std::fmt::Display) -> QuarryError {
-        QuarryError::Store {
-            location: self.location.clone(),
-            message: format!("the claims table: {e}"),
-        }
-    }
-
-    fn builder(&self) -> Result<DeltaTableBuilder> {
-        Ok(DeltaTableBuilder::from_url(self.url.clone())
-            .map_err(|e| self.error(e))?
-            .with_storage_backend(self.root.clone(), self.url.clone()))
+    /// The Delta table itself.
+    pub fn delta(&self) -> &Delta {
+        &self.table
     }
 
     /// The table at its latest version, or `None` before its first commit.
     pub async fn load(&self) -> Result<Option<DeltaTable>> {
-        match self.builder()?.load().await {
-            Ok(t) => Ok(Some(t)),
-            Err(DeltaTableError::NotATable(_) | DeltaTableError::InvalidTableLocation(_)) => {
-                Ok(None)
-            }
-            // A folder with no log yet (the kernel's words for it).
-            Err(e) if e.to_string().contains("does not exist") => Ok(None),
-            Err(e) => Err(self.error(e)),
-        }
-    }
-
-    /// The table at its latest version, from the one kept since the last
-    /// window (only the commits after it are read).
-    async fn up_to_date(&self) -> Result<Option<DeltaTable>> {
-        let mut kept = self.latest.lock().await;
-        if let Some(t) = kept.as_mut() {
-            t.update_incremental(None)
-                .await
-                .map_err(|e| self.error(e))?;
-            return Ok(Some(t.clone()));
-        }
-        let t = self.load().await?;
-        kept.clone_from(&t);
-        Ok(t)
+        self.table.load().await
     }
 
     /// The table at `version`.
     pub async fn load_version(&self, version: i64) -> Result<DeltaTable> {
-        self.builder()?
-            .with_version(
-                u64::try_from(version).map_err(|_| self.error(format!("no revision {version}")))?,
-            )
-            .load()
-            .await
-            .map_err(|e| self.error(e))
-    }
-
-    /// The rows of spec `spec` of the documents at `sources` in `table`.
-    async fn current(
-        &self,
-        table: &DeltaTable,
-        spec: &str,
-        sources: &[String],
-    ) -> Result<RecordBatch> {
-        let ctx = SessionContext::new();
-        let provider = table.table_provider().await.map_err(|e| self.error(e))?;
-        let schema = provider.schema();
-        let df = ctx.read_table(provider)?.filter(of(spec, sources))?;
-        let batches = df.collect().await?;
-        Ok(concat_batches(&schema, &batches)?)
+        self.table.load_version(version).await
     }
 
     /// Makes the table's rows of spec `spec` (its name: a spec keeps its
@@ -207,9 +96,13 @@ impl ClaimStore {
     ) -> Result<HashMap<String, Option<i64>>> {
         let sources: Vec<String> = rows.iter().map(|(d, _)| d.clone()).collect();
         for _ in 0..ATTEMPTS {
-            let table = self.up_to_date().await?;
+            let _turn = self.table.turn().await;
+            let table = self.table.up_to_date().await?;
             let (held, base) = match &table {
-                Some(t) => (Some(self.current(t, spec, &sources).await?), t.version()),
+                Some(t) => (
+                    Some(self.table.rows(t, of(spec, &sources)).await?),
+                    t.version(),
+                ),
                 None => (None, None),
             };
             let held_by_doc = match &held {
@@ -242,65 +135,31 @@ impl ClaimStore {
             }
             let batch = concat_batches(schema, &batches)?;
             let ids: Vec<String> = changed.iter().map(|(d, _)| d.clone()).collect();
-            let commit = CommitProperties::default()
-                .with_max_retries(0)
-                .with_metadata([(
-                    "quarry.sources".to_string(),
-                    serde_json::json!(changed.iter().map(|(d, _)| d).collect::<Vec<_>>()),
-                )]);
-            let written = match table {
-                Some(t) => {
-                    t.write(vec![batch])
-                        .with_save_mode(SaveMode::Overwrite)
-                        .with_replace_where(of(spec, &ids))
-                        .with_commit_properties(commit)
-                        .await
-                }
-                None => {
-                    let t = self.builder()?.build().map_err(|e| self.error(e))?;
-                    t.write(vec![batch])
-                        .with_save_mode(SaveMode::Append)
-                        .with_table_name("claims")
-                        .with_configuration([("delta.enableChangeDataFeed", Some("true"))])
-                        .with_commit_properties(commit)
-                        .await
-                }
-            };
-            match written {
+            let commit = CommitProperties::default().with_metadata([(
+                "quarry.sources".to_string(),
+                serde_json::json!(changed.iter().map(|(d, _)| d).collect::<Vec<_>>()),
+            )]);
+            match self
+                .table
+                .replace(table, of(spec, &ids), batch, commit, "claims", true)
+                .await
+            {
                 Ok(t) => {
-                    *self.latest.lock().await = Some(t.clone());
                     if t.version().map(|v| v as i64) != Some(revision) {
-                        return Err(self.error(format!(
+                        return Err(self.table.error(format!(
                             "committed as version {:?}, expected {revision}",
                             t.version()
                         )));
                     }
-                    if revision > 0 && revision % COMPACT_EVERY == 0 {
-                        self.compact(t).await;
-                    }
                     return Ok(out);
                 }
-                Err(e) if lost_race(&e) => continue,
-                Err(e) => return Err(self.error(e)),
+                Err(CommitError::LostRace) => continue,
+                Err(CommitError::Failed(e)) => return Err(e),
             }
         }
-        Err(self.error(format!(
+        Err(self.table.error(format!(
             "{ATTEMPTS} commits in a row lost to other writers; run again"
         )))
-    }
-
-    /// Rewrites the table's small files into a few (its own commit, which
-    /// changes no row: the change feed shows nothing for it).
-    async fn compact(&self, t: DeltaTable) {
-        if let Err(e) = t
-            .optimize()
-            .with_commit_properties(CommitProperties::default().with_max_retries(0))
-            .await
-        {
-            if !lost_race(&e) {
-                eprintln!("warning: compacting the claims table: {e}");
-            }
-        }
     }
 
     /// What changed after `revision`, revision by revision (at most
@@ -311,7 +170,7 @@ impl ClaimStore {
         revision: i64,
         max_revisions: Option<usize>,
     ) -> Result<Vec<Change>> {
-        let Some(table) = self.load().await? else {
+        let Some(table) = self.table.load().await? else {
             return Ok(Vec::new());
         };
         let latest = table.version().map_or(-1, |v| v as i64);
@@ -326,7 +185,7 @@ impl ClaimStore {
             .with_starting_version(from as u64)
             .build(&state, None)
             .await
-            .map_err(|e| self.error(e))?;
+            .map_err(|e| self.table.error(e))?;
         let batches = collect(plan, ctx.task_ctx()).await?;
         // (revision, document, claim) -> (inserted stamps, deleted stamps)
         type Seen = (Vec<String>, Vec<String>);
@@ -335,7 +194,7 @@ impl ClaimStore {
             let text = |name: &str| -> Result<StringArray> {
                 let c = b
                     .column_by_name(name)
-                    .ok_or_else(|| self.error(format!("the change feed has no {name}")))?;
+                    .ok_or_else(|| self.table.error(format!("the change feed has no {name}")))?;
                 Ok(cast(c, &DataType::Utf8)?.as_string::<i32>().clone())
             };
             let (kind, doc, claim, code) = (
@@ -346,13 +205,13 @@ impl ClaimStore {
             );
             let version = cast(
                 b.column_by_name("_commit_version")
-                    .ok_or_else(|| self.error("the change feed has no _commit_version"))?,
+                    .ok_or_else(|| self.table.error("the change feed has no _commit_version"))?,
                 &DataType::Int64,
             )?;
             let version = version.as_primitive::<datafusion::arrow::datatypes::Int64Type>();
             let stamp = b
                 .column_by_name("stamp")
-                .ok_or_else(|| self.error("the change feed has no stamp"))?;
+                .ok_or_else(|| self.table.error("the change feed has no stamp"))?;
             let stamps = ArrayFormatter::try_new(stamp.as_ref(), &FormatOptions::default())?;
             for r in 0..b.num_rows() {
                 if code.is_valid(r) || !claim.is_valid(r) {
@@ -405,18 +264,6 @@ fn of(spec: &str, sources: &[String]) -> datafusion::logical_expr::Expr {
     col("spec")
         .eq(lit(spec))
         .and(col(KEY).in_list(sources.iter().map(|d| lit(d.as_str())).collect(), false))
-}
-
-/// Whether a commit failed because another writer committed first.
-fn lost_race(e: &DeltaTableError) -> bool {
-    matches!(e, DeltaTableError::VersionAlreadyExists(_))
-        || matches!(
-            e,
-            DeltaTableError::Transaction {
-                source: deltalake::kernel::transaction::TransactionError::MaxCommitAttempts(_)
-                    | deltalake::kernel::transaction::TransactionError::VersionAlreadyExists(_)
-            }
-        )
 }
 
 /// A batch's rows by path.

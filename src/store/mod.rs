@@ -3,6 +3,8 @@
 //! time (or ETag) and the ingest spec, so an unchanged corpus is parsed once.
 
 pub mod claims;
+pub mod delta;
+pub mod results;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -24,9 +26,6 @@ use crate::error::{QuarryError, Result};
 use crate::ingest::{Block, BlockKind, Document, IngestSpec, Status};
 use crate::source::{s3_store, Entry};
 use crate::tables;
-
-/// An object store to register under a URL (for S3 stores).
-pub type StoreMount = (url::Url, Arc<dyn ObjectStore>);
 
 /// Where a run's tables and caches live.
 #[derive(Debug, Clone)]
@@ -80,36 +79,6 @@ impl Store {
         })
     }
 
-    /// The URL of folder `rel` for a listing table, and the object store to
-    /// register for it (S3 stores; local folders use the default one).
-    pub fn table_url(&self, rel: &str) -> Result<(String, Option<StoreMount>)> {
-        if let Some(dir) = &self.local_dir {
-            let d = dir.join(rel);
-            std::fs::create_dir_all(&d).map_err(|e| QuarryError::Store {
-                location: self.location.clone(),
-                message: format!("cannot create {}: {e}", d.display()),
-            })?;
-            let u = url::Url::from_directory_path(&d).map_err(|_| QuarryError::Store {
-                location: self.location.clone(),
-                message: format!("{} is not an absolute path", d.display()),
-            })?;
-            return Ok((u.to_string(), None));
-        }
-        let rest = self
-            .location
-            .strip_prefix("s3://")
-            .unwrap_or(&self.location);
-        let bucket = rest.split('/').next().unwrap_or_default();
-        let root = url::Url::parse(&format!("s3://{bucket}")).map_err(|e| QuarryError::Store {
-            location: self.location.clone(),
-            message: e.to_string(),
-        })?;
-        Ok((
-            format!("s3://{bucket}/{}/", self.path(rel)),
-            Some((root, self.store.clone())),
-        ))
-    }
-
     /// The URL of table folder `rel` for Delta Lake, and the object store
     /// that URL's paths are read from (the file system's root, or the S3
     /// bucket's).
@@ -119,9 +88,10 @@ impl Store {
             message: m,
         };
         if let Some(dir) = &self.local_dir {
+            // Not created here: a table is read where it may not exist
+            // (a replay of a store written before it), and the first
+            // commit makes the folders it needs.
             let d = dir.join(rel);
-            std::fs::create_dir_all(&d)
-                .map_err(|e| bad(format!("cannot create {}: {e}", d.display())))?;
             let u = url::Url::from_directory_path(&d)
                 .map_err(|_| bad(format!("{} is not an absolute path", d.display())))?;
             return Ok((u, Arc::new(LocalFileSystem::new())));
@@ -348,30 +318,4 @@ fn decode_document(entry: Entry, bytes: Bytes) -> Result<Document> {
         }
     }
     Ok(doc)
-}
-
-/// The Parquet files under `dir` of the store as a table of `schema`, and
-/// the object store to register for it (S3 stores).
-pub fn listing_table(
-    store: &Store,
-    dir: &str,
-    schema: datafusion::arrow::datatypes::SchemaRef,
-) -> Result<(
-    Arc<dyn datafusion::catalog::TableProvider>,
-    Option<StoreMount>,
-)> {
-    let (url, mount) = store.table_url(dir)?;
-    let url = datafusion::datasource::listing::ListingTableUrl::parse(&url)
-        .map_err(QuarryError::DataFusion)?;
-    let opts = datafusion::datasource::listing::ListingOptions::new(Arc::new(
-        datafusion::datasource::file_format::parquet::ParquetFormat::default(),
-    ))
-    .with_file_extension(".parquet");
-    let cfg = datafusion::datasource::listing::ListingTableConfig::new(url)
-        .with_listing_options(opts)
-        .with_schema(schema);
-    Ok((
-        Arc::new(datafusion::datasource::listing::ListingTable::try_new(cfg)?),
-        mount,
-    ))
 }

@@ -887,20 +887,37 @@ async fn a_killed_run_started_again_ends_with_the_same_tables() {
     b.hold_matching("Excerpt:\n\"\"\"\nTrial S9.");
     let store_b = dir.path().join("b");
     let mut child = run(&b.base_url(), &store_b).spawn().unwrap();
-    let kept = |d: &str| walk(&store_b.join(d)).len();
+    let ledger = quarry::store::Store::open(store_b.to_str().unwrap()).unwrap();
+    let kept = |t: &str| {
+        let ledger = ledger.clone();
+        let t = t.to_string();
+        std::thread::spawn(move || {
+            let rt = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .unwrap();
+            rt.block_on(quarry::store::results::finished(&ledger))
+                .unwrap_or_default()
+                .get(&t)
+                .copied()
+                .unwrap_or(0)
+        })
+        .join()
+        .unwrap()
+    };
     let t0 = std::time::Instant::now();
     while b.answered().len() < total - 1
-        || kept("results/screening") < 50
-        || kept("results/extraction") < 48
-        || kept("results/evidence") < 48
+        || kept("screening") < 50
+        || kept("extraction") < 48
+        || kept("evidence") < 48
     {
         assert!(
             t0.elapsed() < Duration::from_secs(90),
             "the client never got that far: {} of {total} answered, results {} {} {}",
             b.answered().len(),
-            kept("results/screening"),
-            kept("results/extraction"),
-            kept("results/evidence")
+            kept("screening"),
+            kept("extraction"),
+            kept("evidence")
         );
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
@@ -986,20 +1003,6 @@ async fn on_error_stop_stops_at_the_first_failure() {
     )
     .await;
     assert!(t.contains("| ok     |") && t.contains("| failed |"), "{t}");
-}
-
-/// Every file under `dir` (none when it does not exist).
-fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
-    let mut out = Vec::new();
-    for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
-        let p = e.path();
-        if p.is_dir() {
-            out.extend(walk(&p));
-        } else {
-            out.push(p);
-        }
-    }
-    out
 }
 
 /// A `corpus` folder under `dir` holding these files.
@@ -1318,4 +1321,114 @@ async fn retry_failed_sends_a_failed_request_again_and_remakes_its_rows() {
         let s = table(&ctx, stored).await;
         assert!(s.contains(want), "retry {retry}: {s}");
     }
+}
+
+/// Another engine reads the run's tables: DuckDB over the store's
+/// `screening`, `evidence` and `extraction` Delta tables (their current
+/// files as the log lists them, through the Python `deltalake` package)
+/// counts what quarry's tables hold, after a second run over an edited
+/// corpus replaced some rows; and a long run's files stay few (one commit
+/// per window and table, not a file per document).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn duckdb_reads_the_stores_run_tables_with_quarrys_counts() {
+    let dir = tempfile::tempdir().unwrap();
+    let (corpus, rules) = fifty_documents(dir.path());
+    let proto = fifty_protocol(dir.path());
+    let srv = TestServer::start(rules, Duration::ZERO).await.unwrap();
+    let ctx = session(&srv.base_url(), dir.path());
+    let (c, p) = (corpus.display(), proto.display());
+    let q = format!(
+        "SELECT (SELECT count(*) FROM screen('{c}', '{p}')) AS s, (SELECT count(*) FROM extract('{c}', '{p}')) AS e"
+    );
+    table(&ctx, &q).await;
+    // An edit, so rows are replaced and some files are no longer current.
+    let first = walk_files(&corpus)
+        .into_iter()
+        .find(|f| f.extension().is_some_and(|e| e == "txt"))
+        .unwrap();
+    let text = std::fs::read_to_string(&first).unwrap();
+    std::fs::write(&first, format!("{text}\n\nAn added closing line.")).unwrap();
+    table(&ctx, &q).await;
+    let ours = table(
+        &ctx,
+        "SELECT (SELECT count(*) FROM screening) AS s, (SELECT count(*) FROM evidence) AS v, (SELECT count(*) FROM extraction) AS e",
+    )
+    .await;
+    let store = dir.path().join("store/tables");
+    let extraction = std::fs::read_dir(store.join("extraction"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| p.is_dir())
+        .unwrap();
+    let venv = std::env::var_os("QUARRY_VENV")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| {
+            std::path::PathBuf::from(std::env::var_os("HOME").unwrap()).join(".cache/quarry/venv")
+        });
+    let out = std::process::Command::new(venv.join("bin/python"))
+        .arg("-c")
+        .arg(
+            "import sys, duckdb, deltalake\n\
+             c = duckdb.connect()\n\
+             n = [c.execute('SELECT count(*) FROM read_parquet(?)', [deltalake.DeltaTable(p).file_uris()]).fetchone()[0] for p in sys.argv[1:]]\n\
+             print(*n)",
+        )
+        .arg(store.join("screening"))
+        .arg(store.join("evidence"))
+        .arg(&extraction)
+        .output()
+        .expect("python runs");
+    let (o, e) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert!(
+        out.status.success(),
+        "duckdb and deltalake in $QUARRY_VENV (.ci/run installs them): {e}"
+    );
+    let theirs: Vec<&str> = o.split_whitespace().collect();
+    let row = ours
+        .lines()
+        .find(|l| l.starts_with("| ") && !l.contains(" s "))
+        .unwrap();
+    let cells: Vec<&str> = row
+        .split('|')
+        .map(str::trim)
+        .filter(|c| !c.is_empty())
+        .collect();
+    assert_eq!(cells, theirs, "quarry {ours} DuckDB {o}");
+    assert_eq!(theirs[0], "50", "{o}");
+    assert_eq!(theirs[2], "50", "{o}");
+    // Files: a few per table, whatever the corpus size (50 documents in
+    // windows of 16: 4 windows a run, 2 runs each for screening).
+    for t in ["screening", "evidence", "runs/ledger"] {
+        let data = walk_files(&store.join(t))
+            .iter()
+            .filter(|p| {
+                p.extension().is_some_and(|e| e == "parquet")
+                    && !p.to_string_lossy().contains("_delta_log")
+            })
+            .count();
+        assert!(data <= 16, "{t}: {data} data files for 50 documents");
+    }
+    assert!(!dir.path().join("store/results").exists());
+}
+
+/// Every file under `dir`.
+fn walk_files(dir: &Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                stack.push(p);
+            } else {
+                out.push(p);
+            }
+        }
+    }
+    out.sort();
+    out
 }

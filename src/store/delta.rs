@@ -1,0 +1,430 @@
+//! One Delta Lake table of the store, as quarry's tables use it: loaded
+//! lazily and kept between commits (each use reads only the commits since),
+//! rows replaced by a predicate in one conditional commit (the commit is a
+//! put that succeeds only if the next log entry is absent, so two processes
+//! writing one store, a folder or S3, never overwrite each other: the one
+//! that loses reads the winner's commit and tries again), and its small
+//! files compacted every few commits. Any engine that reads Delta (DuckDB,
+//! Spark, polars) reads the table.
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use datafusion::arrow::array::RecordBatch;
+use datafusion::arrow::compute::concat_batches;
+use datafusion::arrow::datatypes::SchemaRef;
+use datafusion::catalog::{Session, TableProvider};
+use datafusion::datasource::provider_as_source;
+use datafusion::execution::context::SessionContext;
+use datafusion::logical_expr::{col, Expr, LogicalPlanBuilder, TableType};
+use datafusion::physical_plan::empty::EmptyExec;
+use datafusion::physical_plan::ExecutionPlan;
+use deltalake::kernel::transaction::CommitProperties;
+use deltalake::logstore::{default_logstore, logstore_factories, LogStoreFactory, StorageConfig};
+use deltalake::protocol::SaveMode;
+use deltalake::{DeltaTable, DeltaTableBuilder, DeltaTableError};
+use object_store::ObjectStore;
+
+use super::Store;
+use crate::error::{QuarryError, Result};
+
+/// Commits between compactions of a table's small files.
+pub const COMPACT_EVERY: i64 = 32;
+
+/// Attempts at one commit when other writers keep winning.
+pub const ATTEMPTS: usize = 50;
+
+/// How long a table without history keeps the files a compaction replaced
+/// (a reader that loaded the table before the compaction reads them
+/// within this), and its log entries older than a checkpoint.
+const FILE_RETENTION: &str = "interval 5 minutes";
+const LOG_RETENTION: &str = "interval 1 hours";
+
+/// One Delta table of a store.
+#[derive(Clone)]
+pub struct Delta {
+    url: url::Url,
+    root: Arc<dyn ObjectStore>,
+    location: String,
+    /// What the table is, for messages (`the claims table`).
+    what: String,
+    /// The table as last read or written, brought up to date before each
+    /// use (reading only the commits since) instead of read again.
+    latest: Arc<tokio::sync::Mutex<Option<DeltaTable>>>,
+    /// Held across a read and the commit that depends on it, so the
+    /// windows of one process take turns instead of racing each other.
+    turn: Arc<tokio::sync::Mutex<()>>,
+    /// See [`Delta::keeping_history`].
+    history: bool,
+}
+
+impl std::fmt::Debug for Delta {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Delta")
+            .field("url", &self.url.as_str())
+            .finish()
+    }
+}
+
+/// How a commit failed.
+#[derive(Debug)]
+pub enum CommitError {
+    /// Another writer committed that version first: read and try again.
+    LostRace,
+    /// Anything else.
+    Failed(QuarryError),
+}
+
+/// Delta's log store for `s3://` tables: the object store quarry built
+/// (its endpoint, credentials and conditional puts) with Delta's default
+/// commit protocol (a put that succeeds only if the entry is absent).
+struct S3LogStores;
+
+impl LogStoreFactory for S3LogStores {
+    fn with_options(
+        &self,
+        prefixed_store: deltalake::logstore::ObjectStoreRef,
+        root_store: deltalake::logstore::ObjectStoreRef,
+        location: &url::Url,
+        options: &StorageConfig,
+    ) -> deltalake::DeltaResult<Arc<dyn deltalake::logstore::LogStore>> {
+        Ok(default_logstore(
+            prefixed_store,
+            root_store,
+            location,
+            options,
+        ))
+    }
+}
+
+fn register_s3() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        let scheme = url::Url::parse("s3://").expect("url");
+        let factories = logstore_factories();
+        if !factories.contains_key(&scheme) {
+            factories.insert(scheme, Arc::new(S3LogStores));
+        }
+    });
+}
+
+/// Whether a commit failed because another writer committed first.
+pub fn lost_race(e: &DeltaTableError) -> bool {
+    matches!(e, DeltaTableError::VersionAlreadyExists(_))
+        || matches!(
+            e,
+            DeltaTableError::Transaction {
+                source: deltalake::kernel::transaction::TransactionError::MaxCommitAttempts(_)
+                    | deltalake::kernel::transaction::TransactionError::VersionAlreadyExists(_)
+            }
+        )
+}
+
+impl Delta {
+    /// The table at folder `rel` of `store` (nothing is read or written yet).
+    pub fn new(store: &Store, rel: &str, what: &str) -> Result<Self> {
+        register_s3();
+        let (url, root) = store.delta_location(rel)?;
+        Ok(Self {
+            url,
+            root,
+            location: store.location.clone(),
+            what: what.to_string(),
+            latest: Arc::default(),
+            turn: Arc::default(),
+            history: false,
+        })
+    }
+
+    /// An error about this table.
+    pub fn error(&self, e: impl std::fmt::Display) -> QuarryError {
+        QuarryError::Store {
+            location: self.location.clone(),
+            message: format!("{}: {e}", self.what),
+        }
+    }
+
+    fn builder(&self) -> Result<DeltaTableBuilder> {
+        Ok(DeltaTableBuilder::from_url(self.url.clone())
+            .map_err(|e| self.error(e))?
+            .with_storage_backend(self.root.clone(), self.url.clone()))
+    }
+
+    /// The table at its latest version, read afresh, or `None` before its
+    /// first commit.
+    pub async fn load(&self) -> Result<Option<DeltaTable>> {
+        match self.builder()?.load().await {
+            Ok(t) => Ok(Some(t)),
+            Err(DeltaTableError::NotATable(_) | DeltaTableError::InvalidTableLocation(_)) => {
+                Ok(None)
+            }
+            // A folder with no log yet (the kernel's words for it).
+            Err(e) if e.to_string().contains("does not exist") => Ok(None),
+            Err(e) => Err(self.error(e)),
+        }
+    }
+
+    /// How many data files the table's latest version is made of (what a
+    /// reader of the table opens; older files may still be on disk).
+    pub async fn current_files(&self) -> Result<usize> {
+        match self.load().await? {
+            Some(t) => Ok(t.get_file_uris().map_err(|e| self.error(e))?.count()),
+            None => Ok(0),
+        }
+    }
+
+    /// The table at `version`.
+    pub async fn load_version(&self, version: i64) -> Result<DeltaTable> {
+        self.builder()?
+            .with_version(
+                u64::try_from(version).map_err(|_| self.error(format!("no revision {version}")))?,
+            )
+            .load()
+            .await
+            .map_err(|e| self.error(e))
+    }
+
+    /// The table at its latest version, from the one kept since the last
+    /// use (only the commits after it are read).
+    pub async fn up_to_date(&self) -> Result<Option<DeltaTable>> {
+        let mut kept = self.latest.lock().await;
+        if let Some(t) = kept.as_mut() {
+            t.update_incremental(None)
+                .await
+                .map_err(|e| self.error(e))?;
+            return Ok(Some(t.clone()));
+        }
+        let t = self.load().await?;
+        kept.clone_from(&t);
+        Ok(t)
+    }
+
+    /// The table's history is kept (its change data feed reads old
+    /// versions' files): compaction removes no file. Without it, each
+    /// compaction also deletes the files earlier compactions replaced more
+    /// than five minutes ago, and old log entries go after a checkpoint,
+    /// so a long run leaves a bounded number of files.
+    pub fn keeping_history(mut self) -> Self {
+        self.history = true;
+        self
+    }
+
+    /// This process's turn at a read and the commit that depends on it.
+    pub async fn turn(&self) -> tokio::sync::MutexGuard<'_, ()> {
+        self.turn.lock().await
+    }
+
+    /// The rows of `table` that `filter` keeps, as one batch of its schema.
+    pub async fn rows(&self, table: &DeltaTable, filter: Expr) -> Result<RecordBatch> {
+        let ctx = SessionContext::new();
+        let provider = table.table_provider().await.map_err(|e| self.error(e))?;
+        let schema = provider.schema();
+        let batches = ctx.read_table(provider)?.filter(filter)?.collect().await?;
+        Ok(concat_batches(&schema, &batches)?)
+    }
+
+    /// Commits `batch` in place of the rows `replace` matches (every row
+    /// on the table's first commit, which creates it with `name` and, with
+    /// `change_feed`, Delta's change data feed on). The commit is the next
+    /// version of `table` or fails with [`CommitError::LostRace`]; every
+    /// [`COMPACT_EVERY`] versions the table's small files are compacted.
+    pub async fn replace(
+        &self,
+        table: Option<DeltaTable>,
+        replace: Expr,
+        batch: RecordBatch,
+        props: CommitProperties,
+        name: &str,
+        change_feed: bool,
+    ) -> std::result::Result<DeltaTable, CommitError> {
+        self.commit(table, Some(replace), batch, props, name, change_feed)
+            .await
+    }
+
+    /// Appends `batch` in one commit (creating the table with `name` on
+    /// its first), reading the table again while other writers win.
+    pub async fn append(&self, batch: RecordBatch, name: &str) -> Result<()> {
+        for _ in 0..ATTEMPTS {
+            let _turn = self.turn().await;
+            let table = self.up_to_date().await?;
+            match self
+                .commit(
+                    table,
+                    None,
+                    batch.clone(),
+                    CommitProperties::default(),
+                    name,
+                    false,
+                )
+                .await
+            {
+                Ok(_) => return Ok(()),
+                Err(CommitError::LostRace) => continue,
+                Err(CommitError::Failed(e)) => return Err(e),
+            }
+        }
+        Err(self.error(format!(
+            "{ATTEMPTS} commits in a row lost to other writers; run again"
+        )))
+    }
+
+    async fn commit(
+        &self,
+        table: Option<DeltaTable>,
+        replace: Option<Expr>,
+        batch: RecordBatch,
+        props: CommitProperties,
+        name: &str,
+        change_feed: bool,
+    ) -> std::result::Result<DeltaTable, CommitError> {
+        let props = props.with_max_retries(0);
+        let written = match (table, replace) {
+            (Some(t), Some(replace)) => {
+                t.write(vec![batch])
+                    .with_save_mode(SaveMode::Overwrite)
+                    .with_replace_where(replace)
+                    .with_commit_properties(props)
+                    .await
+            }
+            (Some(t), None) => {
+                t.write(vec![batch])
+                    .with_save_mode(SaveMode::Append)
+                    .with_commit_properties(props)
+                    .await
+            }
+            (None, _) => {
+                let t = self
+                    .builder()
+                    .map_err(CommitError::Failed)?
+                    .build()
+                    .map_err(|e| CommitError::Failed(self.error(e)))?;
+                let mut w = t
+                    .write(vec![batch])
+                    .with_save_mode(SaveMode::Append)
+                    .with_table_name(name)
+                    .with_commit_properties(props);
+                if change_feed {
+                    w = w.with_configuration([("delta.enableChangeDataFeed", Some("true"))]);
+                } else if !self.history {
+                    w = w.with_configuration([
+                        ("delta.deletedFileRetentionDuration", Some(FILE_RETENTION)),
+                        ("delta.logRetentionDuration", Some(LOG_RETENTION)),
+                    ]);
+                }
+                w.await
+            }
+        };
+        match written {
+            Ok(t) => {
+                *self.latest.lock().await = Some(t.clone());
+                if let Some(v) = t.version() {
+                    if v > 0 && v as i64 % COMPACT_EVERY == 0 {
+                        self.compact(t.clone()).await;
+                    }
+                }
+                Ok(t)
+            }
+            Err(e) if lost_race(&e) => Err(CommitError::LostRace),
+            Err(e) => Err(CommitError::Failed(self.error(e))),
+        }
+    }
+
+    /// Rewrites the table's small files into a few (its own commit, which
+    /// changes no row: the change feed shows nothing for it).
+    async fn compact(&self, t: DeltaTable) {
+        match t
+            .optimize()
+            .with_commit_properties(CommitProperties::default().with_max_retries(0))
+            .await
+        {
+            Ok((t, _)) => {
+                let t = if self.history {
+                    t
+                } else {
+                    // Lite: only files the log says were removed, once
+                    // the table's retention has passed.
+                    match t
+                        .clone()
+                        .vacuum()
+                        .with_commit_properties(CommitProperties::default().with_max_retries(0))
+                        .await
+                    {
+                        Ok((t, _)) => t,
+                        Err(e) => {
+                            if !lost_race(&e) {
+                                eprintln!("warning: removing {}'s replaced files: {e}", self.what);
+                            }
+                            t
+                        }
+                    }
+                };
+                *self.latest.lock().await = Some(t);
+            }
+            Err(e) if lost_race(&e) => {}
+            Err(e) => eprintln!("warning: compacting {}: {e}", self.what),
+        }
+    }
+}
+
+/// A Delta table of the store as a table of declared columns, read when a
+/// query runs (so a session sees commits made after it began); empty
+/// before the table's first commit. `keep` narrows its rows.
+#[derive(Debug)]
+pub struct DeltaView {
+    table: Delta,
+    keep: Option<Expr>,
+    schema: SchemaRef,
+}
+
+impl DeltaView {
+    /// The rows of `table` that `keep` keeps, in columns `schema`.
+    pub fn new(table: Delta, keep: Option<Expr>, schema: SchemaRef) -> Self {
+        Self {
+            table,
+            keep,
+            schema,
+        }
+    }
+}
+
+#[async_trait]
+impl TableProvider for DeltaView {
+    fn schema(&self) -> SchemaRef {
+        self.schema.clone()
+    }
+    fn table_type(&self) -> TableType {
+        TableType::Base
+    }
+    async fn scan(
+        &self,
+        state: &dyn Session,
+        projection: Option<&Vec<usize>>,
+        _filters: &[Expr],
+        limit: Option<usize>,
+    ) -> datafusion::common::Result<Arc<dyn ExecutionPlan>> {
+        let projected = match projection {
+            Some(p) => Arc::new(self.schema.project(p)?),
+            None => self.schema.clone(),
+        };
+        let Some(table) = self.table.load().await? else {
+            return Ok(Arc::new(EmptyExec::new(projected)));
+        };
+        let provider = table
+            .table_provider()
+            .await
+            .map_err(|e| datafusion::error::DataFusionError::External(Box::new(e)))?;
+        // The columns as declared (the scan may give text as views).
+        let columns = projected.fields().iter().map(|f| {
+            datafusion::logical_expr::cast(col(f.name()), f.data_type().clone()).alias(f.name())
+        });
+        let mut b = LogicalPlanBuilder::scan("delta_table", provider_as_source(provider), None)?;
+        if let Some(keep) = &self.keep {
+            b = b.filter(keep.clone())?;
+        }
+        let mut b = b.project(columns)?;
+        if let Some(l) = limit {
+            b = b.limit(0, Some(l))?;
+        }
+        state.create_physical_plan(&b.build()?).await
+    }
+}
