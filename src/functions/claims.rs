@@ -11,9 +11,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use datafusion::arrow::array::{
-    Array, ArrayRef, AsArray, Int64Array, ListArray, RecordBatch, StructArray,
-};
+use datafusion::arrow::array::{Array, ArrayRef, AsArray, ListArray, RecordBatch, StructArray};
 use datafusion::arrow::buffer::OffsetBuffer;
 use datafusion::arrow::datatypes::{DataType, Field, Schema};
 use datafusion::catalog::{TableFunctionArgs, TableFunctionImpl, TableProvider};
@@ -33,7 +31,7 @@ use crate::ingest::Document;
 use crate::model::Runtime;
 use crate::review::claims::{read_drafts, render_claims, Chunk, ClaimsSpec, Rules};
 use crate::review::split_stages;
-use crate::store::claims::{changes_batch, changes_schema, ClaimStore};
+use crate::store::claims::{changes_batch, changes_schema, set_revision, ClaimStore};
 use crate::store::delta::DeltaView;
 use crate::store::Store;
 use crate::tables::{drafted_fields, CLAIM_COLUMNS, CLAIM_ROWS, REJECTION_COLUMNS};
@@ -311,16 +309,6 @@ impl Publish for StoreClaims {
         }
         Ok(())
     }
-}
-
-fn set_revision(b: &RecordBatch, rev: Option<i64>) -> crate::error::Result<RecordBatch> {
-    let i = b
-        .schema()
-        .index_of("revision")
-        .map_err(|e| crate::error::QuarryError::Invalid(e.to_string()))?;
-    let mut cols = b.columns().to_vec();
-    cols[i] = Arc::new(Int64Array::from(vec![rev; b.num_rows()]));
-    Ok(RecordBatch::try_new(b.schema(), cols)?)
 }
 
 /// The store's `claims` (`claims = true`) or `rejections`: the claims

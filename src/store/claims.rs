@@ -340,13 +340,18 @@ fn revision_of(b: &RecordBatch) -> Option<i64> {
 
 /// `b` in `schema` with every row's `revision` set.
 fn with_revision(b: &RecordBatch, schema: &SchemaRef, revision: i64) -> Result<RecordBatch> {
-    let b = crate::tables::conform(b.clone(), schema)?;
-    let i = schema
+    set_revision(&crate::tables::conform(b.clone(), schema)?, Some(revision))
+}
+
+/// `b` with every row's `revision` set to `rev`.
+pub fn set_revision(b: &RecordBatch, rev: Option<i64>) -> Result<RecordBatch> {
+    let i = b
+        .schema()
         .index_of("revision")
-        .map_err(|_| QuarryError::Invalid("the claims schema has no revision".into()))?;
+        .map_err(|_| QuarryError::Invalid("the claims rows have no revision".into()))?;
     let mut cols = b.columns().to_vec();
-    cols[i] = Arc::new(Int64Array::from(vec![revision; b.num_rows()]));
-    Ok(RecordBatch::try_new(schema.clone(), cols)?)
+    cols[i] = Arc::new(Int64Array::from(vec![rev; b.num_rows()]));
+    Ok(RecordBatch::try_new(b.schema(), cols)?)
 }
 
 /// The schema of [`ClaimStore::changes_since`]'s rows.

@@ -7,7 +7,7 @@ use std::time::Duration;
 use quarry::model::test_server::{Action, Rule, TestServer};
 use sha2::Digest;
 
-use crate::common::{scripted_session, sql, strings, table};
+use crate::common::{corpus_with, scripted_session, sql, strings, table};
 
 /// Seed 004's example: measurements of an ultra-diffuse galaxy, with the
 /// band they were made in as context.
@@ -45,15 +45,6 @@ fn spec_file(dir: &Path) -> PathBuf {
     let p = dir.join("claims.toml");
     std::fs::write(&p, SPEC).unwrap();
     p
-}
-
-fn corpus_with(dir: &Path, files: &[(&str, &str)]) -> PathBuf {
-    let corpus = dir.join("corpus");
-    std::fs::create_dir_all(&corpus).unwrap();
-    for (name, text) in files {
-        std::fs::write(corpus.join(name), text).unwrap();
-    }
-    corpus
 }
 
 /// A claim's id as seed 004 defines it, computed here on its own: the

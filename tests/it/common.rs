@@ -96,3 +96,13 @@ pub fn scripted_session(url: &str, dir: &Path, extra: &str) -> SessionContext {
     );
     quarry::model::test_server::session_in(dir, &cfg).expect("session")
 }
+
+/// A `corpus` folder under `dir` holding these files.
+pub fn corpus_with(dir: &std::path::Path, files: &[(&str, &str)]) -> std::path::PathBuf {
+    let corpus = dir.join("corpus");
+    std::fs::create_dir_all(&corpus).unwrap();
+    for (name, text) in files {
+        std::fs::write(corpus.join(name), text).unwrap();
+    }
+    corpus
+}

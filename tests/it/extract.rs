@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use quarry::model::test_server::{Action, Rule, TestServer};
 
-use crate::common::{sql, table};
+use crate::common::{corpus_with, sql, table};
 
 const PROTOCOL: &str = r#"
 name = "seed example"
@@ -1003,16 +1003,6 @@ async fn on_error_stop_stops_at_the_first_failure() {
     )
     .await;
     assert!(t.contains("| ok     |") && t.contains("| failed |"), "{t}");
-}
-
-/// A `corpus` folder under `dir` holding these files.
-fn corpus_with(dir: &Path, files: &[(&str, &str)]) -> std::path::PathBuf {
-    let corpus = dir.join("corpus");
-    std::fs::create_dir_all(&corpus).unwrap();
-    for (name, text) in files {
-        std::fs::write(corpus.join(name), text).unwrap();
-    }
-    corpus
 }
 
 /// `[extract] repair = true`: a reply that cannot be read as asked (a key
