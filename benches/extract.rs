@@ -142,27 +142,16 @@ fn protocol_dir(store: &std::path::Path) -> String {
 /// Files in the store by folder (`tables/<name>` counted apart).
 fn store_files(store: &std::path::Path) -> String {
     let mut by: std::collections::BTreeMap<String, usize> = Default::default();
-    let mut stack = vec![store.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        let Ok(rd) = std::fs::read_dir(&d) else {
-            continue;
+    for p in common::walk(store) {
+        let rel = p.strip_prefix(store).unwrap().to_string_lossy().to_string();
+        let parts: Vec<&str> = rel.split('/').collect();
+        let key = match parts.as_slice() {
+            ["tables", "runs", t, ..] => format!("tables/runs/{t}"),
+            ["tables", t, rest @ ..] if !rest.is_empty() => format!("tables/{t}"),
+            [one, _, ..] => one.to_string(),
+            _ => "(top)".into(),
         };
-        for e in rd.flatten() {
-            let p = e.path();
-            if p.is_dir() {
-                stack.push(p);
-                continue;
-            }
-            let rel = p.strip_prefix(store).unwrap().to_string_lossy().to_string();
-            let parts: Vec<&str> = rel.split('/').collect();
-            let key = match parts.as_slice() {
-                ["tables", "runs", t, ..] => format!("tables/runs/{t}"),
-                ["tables", t, rest @ ..] if !rest.is_empty() => format!("tables/{t}"),
-                [one, _, ..] => one.to_string(),
-                _ => "(top)".into(),
-            };
-            *by.entry(key).or_default() += 1;
-        }
+        *by.entry(key).or_default() += 1;
     }
     by.iter()
         .map(|(k, v)| format!("{k} {v}"))

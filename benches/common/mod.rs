@@ -84,10 +84,10 @@ pub fn env_num(name: &str, default: u64) -> u64 {
         .unwrap_or(default)
 }
 
-/// Files under `dir` (recursively) whose path contains `part`.
+/// Every file under `dir` (recursively; none when it does not exist).
 #[allow(dead_code)]
-pub fn files(dir: &std::path::Path, part: &str) -> usize {
-    let mut n = 0;
+pub fn walk(dir: &std::path::Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
     let mut stack = vec![dir.to_path_buf()];
     while let Some(d) = stack.pop() {
         let Ok(rd) = std::fs::read_dir(&d) else {
@@ -97,10 +97,19 @@ pub fn files(dir: &std::path::Path, part: &str) -> usize {
             let p = e.path();
             if p.is_dir() {
                 stack.push(p);
-            } else if p.to_string_lossy().contains(part) {
-                n += 1;
+            } else {
+                out.push(p);
             }
         }
     }
-    n
+    out
+}
+
+/// Files under `dir` (recursively) whose path contains `part`.
+#[allow(dead_code)]
+pub fn files(dir: &std::path::Path, part: &str) -> usize {
+    walk(dir)
+        .iter()
+        .filter(|p| p.to_string_lossy().contains(part))
+        .count()
 }

@@ -685,8 +685,6 @@ async fn window(
                     )
                 })
                 .collect();
-            let done: Vec<(&str, &str, &Vec<Option<RecordBatch>>)> =
-                done.iter().map(|(s, k, r)| (*s, *k, r)).collect();
             if let Err(e) = results.write(&done).await {
                 // A store that cannot be written loses resumability, not
                 // results.

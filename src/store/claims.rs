@@ -23,7 +23,7 @@ use datafusion::physical_plan::collect;
 use deltalake::kernel::transaction::CommitProperties;
 use deltalake::DeltaTable;
 
-use super::delta::{CommitError, Delta, ATTEMPTS};
+use super::delta::{rows_by, CommitError, Delta, ATTEMPTS};
 use super::Store;
 use crate::error::{QuarryError, Result};
 
@@ -106,7 +106,7 @@ impl ClaimStore {
                 None => (None, None),
             };
             let held_by_doc = match &held {
-                Some(b) => by_key(b)?,
+                Some(b) => rows_by(b, KEY)?,
                 None => BTreeMap::new(),
             };
             let mut out: HashMap<String, Option<i64>> = HashMap::new();
@@ -264,33 +264,6 @@ fn of(spec: &str, sources: &[String]) -> datafusion::logical_expr::Expr {
     col("spec")
         .eq(lit(spec))
         .and(col(KEY).in_list(sources.iter().map(|d| lit(d.as_str())).collect(), false))
-}
-
-/// A batch's rows by path.
-fn by_key(b: &RecordBatch) -> Result<BTreeMap<String, RecordBatch>> {
-    let docs = cast(
-        b.column_by_name(KEY)
-            .ok_or_else(|| QuarryError::Invalid("claims rows have no source".into()))?,
-        &DataType::Utf8,
-    )?;
-    let docs = docs.as_string::<i32>();
-    let mut idx: BTreeMap<String, Vec<u32>> = BTreeMap::new();
-    for r in 0..b.num_rows() {
-        if docs.is_valid(r) {
-            idx.entry(docs.value(r).to_string())
-                .or_default()
-                .push(r as u32);
-        }
-    }
-    idx.into_iter()
-        .map(|(d, rows)| {
-            let t = datafusion::arrow::compute::take_record_batch(
-                b,
-                &datafusion::arrow::array::UInt32Array::from(rows),
-            )?;
-            Ok((d, t))
-        })
-        .collect()
 }
 
 /// A document's rows as sorted text, `revision` left out: two sets of rows

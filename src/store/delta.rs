@@ -7,11 +7,13 @@
 //! files compacted every few commits. Any engine that reads Delta (DuckDB,
 //! Spark, polars) reads the table.
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use datafusion::arrow::array::RecordBatch;
-use datafusion::arrow::compute::concat_batches;
+use datafusion::arrow::array::{Array, AsArray, RecordBatch, UInt32Array};
+use datafusion::arrow::compute::{cast, concat_batches, take_record_batch};
+use datafusion::arrow::datatypes::DataType;
 use datafusion::arrow::datatypes::SchemaRef;
 use datafusion::catalog::{Session, TableProvider};
 use datafusion::datasource::provider_as_source;
@@ -244,15 +246,29 @@ impl Delta {
     /// Appends `batch` in one commit (creating the table with `name` on
     /// its first), reading the table again while other writers win.
     pub async fn append(&self, batch: RecordBatch, name: &str) -> Result<()> {
+        self.commit_retrying(None, batch, CommitProperties::default(), name)
+            .await
+    }
+
+    /// Commits `batch` in place of the rows `replace` matches, or appended
+    /// without one (no change feed), reading the table again while other
+    /// writers win, up to [`ATTEMPTS`] times.
+    pub async fn commit_retrying(
+        &self,
+        replace: Option<Expr>,
+        batch: RecordBatch,
+        props: CommitProperties,
+        name: &str,
+    ) -> Result<()> {
         for _ in 0..ATTEMPTS {
             let _turn = self.turn().await;
             let table = self.up_to_date().await?;
             match self
                 .commit(
                     table,
-                    None,
+                    replace.clone(),
                     batch.clone(),
-                    CommitProperties::default(),
+                    props.clone(),
                     name,
                     false,
                 )
@@ -431,4 +447,25 @@ impl TableProvider for DeltaView {
         }
         state.create_physical_plan(&b.build()?).await
     }
+}
+
+/// A batch's rows by their `column` (text), rows with NULL there left out.
+pub fn rows_by(b: &RecordBatch, column: &str) -> Result<BTreeMap<String, RecordBatch>> {
+    let docs = cast(
+        b.column_by_name(column)
+            .ok_or_else(|| QuarryError::Invalid(format!("stored rows have no {column}")))?,
+        &DataType::Utf8,
+    )?;
+    let docs = docs.as_string::<i32>();
+    let mut idx: BTreeMap<String, Vec<u32>> = BTreeMap::new();
+    for r in 0..b.num_rows() {
+        if docs.is_valid(r) {
+            idx.entry(docs.value(r).to_string())
+                .or_default()
+                .push(r as u32);
+        }
+    }
+    idx.into_iter()
+        .map(|(d, rows)| Ok((d, take_record_batch(b, &UInt32Array::from(rows))?)))
+        .collect()
 }

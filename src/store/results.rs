@@ -21,12 +21,12 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
 use datafusion::arrow::array::{Array, ArrayRef, AsArray, Int64Array, RecordBatch, StringArray};
-use datafusion::arrow::compute::{cast, concat_batches, take_record_batch};
+use datafusion::arrow::compute::{cast, concat_batches};
 use datafusion::arrow::datatypes::{DataType, Field, Schema, SchemaRef};
 use datafusion::logical_expr::{col, lit, Expr};
 use deltalake::kernel::transaction::CommitProperties;
 
-use super::delta::{CommitError, Delta, DeltaView, ATTEMPTS};
+use super::delta::{rows_by, Delta, DeltaView};
 use super::Store;
 use crate::error::{QuarryError, Result};
 use crate::tables::conform;
@@ -215,7 +215,7 @@ impl RunStore {
                 None => None,
             };
             let by_doc = match &held {
-                Some(b) => by_source(b)?,
+                Some(b) => rows_by(b, "source")?,
                 None => BTreeMap::new(),
             };
             for (i, rows) in want {
@@ -243,7 +243,7 @@ impl RunStore {
     /// Keeps the rows of each document of `docs` (a path, the key its rows
     /// were made under, and its rows of each table, `None` for a table it
     /// has none of): one commit per table, then one to the ledger.
-    pub async fn write(&self, docs: &[(&str, &str, &DocRows)]) -> Result<()> {
+    pub async fn write(&self, docs: &[(&str, &str, DocRows)]) -> Result<()> {
         if docs.is_empty() {
             return Ok(());
         }
@@ -326,7 +326,7 @@ impl RunStore {
 }
 
 /// Replaces the rows `replace` matches with `batch` in one commit,
-/// reading the table again when another writer committed first.
+/// noting the window's paths in the commit.
 async fn commit(
     delta: &Delta,
     batch: RecordBatch,
@@ -334,23 +334,11 @@ async fn commit(
     name: &str,
     sources: &[&str],
 ) -> Result<()> {
-    for _ in 0..ATTEMPTS {
-        let _turn = delta.turn().await;
-        let table = delta.up_to_date().await?;
-        let props = CommitProperties::default()
-            .with_metadata([("quarry.sources".to_string(), serde_json::json!(sources))]);
-        match delta
-            .replace(table, replace.clone(), batch.clone(), props, name, false)
-            .await
-        {
-            Ok(_) => return Ok(()),
-            Err(CommitError::LostRace) => continue,
-            Err(CommitError::Failed(e)) => return Err(e),
-        }
-    }
-    Err(delta.error(format!(
-        "{ATTEMPTS} commits in a row lost to other writers; run again"
-    )))
+    let props = CommitProperties::default()
+        .with_metadata([("quarry.sources".to_string(), serde_json::json!(sources))]);
+    delta
+        .commit_retrying(Some(replace), batch, props, name)
+        .await
 }
 
 /// Whether every row of `b` was made under `key`.
@@ -381,30 +369,6 @@ fn declared(b: &RecordBatch, schema: &SchemaRef) -> Result<RecordBatch> {
         &datafusion::arrow::record_batch::RecordBatchOptions::new()
             .with_row_count(Some(b.num_rows())),
     )?)
-}
-
-/// A batch's rows by `source`.
-fn by_source(b: &RecordBatch) -> Result<BTreeMap<String, RecordBatch>> {
-    let docs = cast(
-        b.column_by_name("source")
-            .ok_or_else(|| QuarryError::Invalid("stored rows have no source".into()))?,
-        &DataType::Utf8,
-    )?;
-    let docs = docs.as_string::<i32>();
-    let mut idx: BTreeMap<String, Vec<u32>> = BTreeMap::new();
-    for r in 0..b.num_rows() {
-        if docs.is_valid(r) {
-            idx.entry(docs.value(r).to_string())
-                .or_default()
-                .push(r as u32);
-        }
-    }
-    idx.into_iter()
-        .map(|(d, rows)| {
-            let t = take_record_batch(b, &datafusion::arrow::array::UInt32Array::from(rows))?;
-            Ok((d, t))
-        })
-        .collect()
 }
 
 /// The store's table `table` (of protocol `protocol` for `extraction`) as

@@ -7,7 +7,7 @@ use std::time::Duration;
 use quarry::model::test_server::{Action, Rule, TestServer};
 use sha2::Digest;
 
-use crate::common::{corpus_with, scripted_session, sql, strings, table};
+use crate::common::{corpus_with, python, scripted_session, sql, strings, table};
 
 /// Seed 004's example: measurements of an ultra-diffuse galaxy, with the
 /// band they were made in as context.
@@ -463,12 +463,7 @@ async fn duckdb_reads_the_stores_claims_table_with_quarrys_counts() {
         "SELECT (SELECT count(*) FROM claims) AS claims, (SELECT count(*) FROM rejections) AS rejections",
     )
     .await;
-    let venv = std::env::var_os("QUARRY_VENV")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            PathBuf::from(std::env::var_os("HOME").unwrap()).join(".cache/quarry/venv")
-        });
-    let out = std::process::Command::new(venv.join("bin/python"))
+    let out = std::process::Command::new(python())
         .arg("-c")
         .arg(
             "import sys, duckdb, deltalake\n\

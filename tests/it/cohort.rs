@@ -9,7 +9,7 @@ use std::process::Command;
 use quarry::cohort::score::{load_gold, score, Score};
 use quarry::functions::cohort::items_from_batches;
 
-use crate::common::{ctx, quarry, root, sql};
+use crate::common::{ctx, python, quarry, root, sql};
 
 fn data() -> PathBuf {
     root().join("tests/data/rct_baseline")
@@ -76,17 +76,6 @@ async fn tables_it_cannot_read_are_listed_with_their_reason() {
         t.contains("Table 1") && t.contains("other") && t.contains("no column of values"),
         "{t}"
     );
-}
-
-/// The Python with rdflib: `$QUARRY_VENV` (as .ci/run installs it), else
-/// ~/.cache/quarry/venv.
-fn python() -> PathBuf {
-    let venv = std::env::var_os("QUARRY_VENV")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            PathBuf::from(std::env::var_os("HOME").expect("HOME")).join(".cache/quarry/venv")
-        });
-    venv.join("bin/python")
 }
 
 #[test]

@@ -106,3 +106,33 @@ pub fn corpus_with(dir: &std::path::Path, files: &[(&str, &str)]) -> std::path::
     }
     corpus
 }
+
+/// The Python that `.ci/run` installs the tests' tools into (rdflib,
+/// duckdb, deltalake): `$QUARRY_VENV`, else ~/.cache/quarry/venv.
+pub fn python() -> std::path::PathBuf {
+    let venv = std::env::var_os("QUARRY_VENV")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| {
+            std::path::PathBuf::from(std::env::var_os("HOME").expect("HOME"))
+                .join(".cache/quarry/venv")
+        });
+    venv.join("bin/python")
+}
+
+/// Every file under `dir`, sorted (none when it does not exist).
+pub fn walk_files(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                stack.push(p);
+            } else {
+                out.push(p);
+            }
+        }
+    }
+    out.sort();
+    out
+}

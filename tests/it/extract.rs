@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use quarry::model::test_server::{Action, Rule, TestServer};
 
-use crate::common::{corpus_with, sql, table};
+use crate::common::{corpus_with, python, sql, table, walk_files};
 
 const PROTOCOL: &str = r#"
 name = "seed example"
@@ -1351,12 +1351,7 @@ async fn duckdb_reads_the_stores_run_tables_with_quarrys_counts() {
         .map(|e| e.path())
         .find(|p| p.is_dir())
         .unwrap();
-    let venv = std::env::var_os("QUARRY_VENV")
-        .map(std::path::PathBuf::from)
-        .unwrap_or_else(|| {
-            std::path::PathBuf::from(std::env::var_os("HOME").unwrap()).join(".cache/quarry/venv")
-        });
-    let out = std::process::Command::new(venv.join("bin/python"))
+    let out = std::process::Command::new(python())
         .arg("-c")
         .arg(
             "import sys, duckdb, deltalake\n\
@@ -1403,22 +1398,4 @@ async fn duckdb_reads_the_stores_run_tables_with_quarrys_counts() {
         assert!(data <= 16, "{t}: {data} data files for 50 documents");
     }
     assert!(!dir.path().join("store/results").exists());
-}
-
-/// Every file under `dir`.
-fn walk_files(dir: &Path) -> Vec<std::path::PathBuf> {
-    let mut out = Vec::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
-            let p = e.path();
-            if p.is_dir() {
-                stack.push(p);
-            } else {
-                out.push(p);
-            }
-        }
-    }
-    out.sort();
-    out
 }

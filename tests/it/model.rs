@@ -569,7 +569,7 @@ async fn no_key_or_secret_header_is_stored_anywhere() {
         r.headers
     );
     let mut files = 0;
-    for entry in walk(store.path()) {
+    for entry in crate::common::walk_files(store.path()) {
         let bytes = std::fs::read(&entry).unwrap();
         files += 1;
         for secret in ["sk-test-0a9b8c7d6e", "gw-secret-9c1f7e", "cc-secret-42"] {
@@ -584,19 +584,6 @@ async fn no_key_or_secret_header_is_stored_anywhere() {
         files >= 3,
         "expected cache entries and trace files, found {files}"
     );
-}
-
-fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
-    let mut out = Vec::new();
-    for e in std::fs::read_dir(dir).unwrap().flatten() {
-        let p = e.path();
-        if p.is_dir() {
-            out.extend(walk(&p));
-        } else {
-            out.push(p);
-        }
-    }
-    out
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
