@@ -30,8 +30,14 @@ const FILLER: &[&str] = &[
 
 const MEASURED: &str = "The galaxy has an effective radius of 2.8 kpc in the g band.";
 
-#[tokio::main(flavor = "multi_thread", worker_threads = 2)]
-async fn main() {
+/// On the runtime the `quarry` command uses.
+fn main() {
+    quarry::process::runtime()
+        .expect("a tokio runtime")
+        .block_on(bench());
+}
+
+async fn bench() {
     let sizes: Vec<u64> = std::env::var("QUARRY_BENCH_DOCS")
         .unwrap_or_else(|_| "1000".into())
         .split(',')

@@ -24,8 +24,14 @@ const SENTENCES: &[&str] = &[
     "Analysis followed the intention-to-treat principle with multiple imputation.",
 ];
 
-#[tokio::main(flavor = "multi_thread", worker_threads = 2)]
-async fn main() {
+/// On the runtime the `quarry` command uses.
+fn main() {
+    quarry::process::runtime()
+        .expect("a tokio runtime")
+        .block_on(bench());
+}
+
+async fn bench() {
     let sizes: Vec<u64> = std::env::var("QUARRY_BENCH_DOCS")
         .unwrap_or_else(|_| "250,1000".into())
         .split(',')

@@ -26,8 +26,14 @@ fn peak_rss_mib() -> f64 {
         .map_or(f64::NAN, |kb| kb / 1024.0)
 }
 
-#[tokio::main(flavor = "multi_thread", worker_threads = 2)]
-async fn main() {
+/// On the runtime the `quarry` command uses.
+fn main() {
+    quarry::process::runtime()
+        .expect("a tokio runtime")
+        .block_on(bench());
+}
+
+async fn bench() {
     let n = env_num("QUARRY_BENCH_LLM_N", 5000);
     let n1 = env_num("QUARRY_BENCH_LLM_N1", 100);
     let latency = Duration::from_millis(env_num("QUARRY_BENCH_LLM_LATENCY_MS", 200));

@@ -12,6 +12,7 @@ pub mod functions;
 pub mod ingest;
 pub mod model;
 pub mod output;
+pub mod process;
 pub mod records;
 pub mod repl;
 pub mod review;

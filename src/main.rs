@@ -173,13 +173,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
 }
 
 fn main() -> ExitCode {
-    // DataFusion plans and optimises recursively; a long protocol's SQL needs
-    // more than the default 2 MiB a thread.
-    let rt = match tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .thread_stack_size(16 << 20)
-        .build()
-    {
+    let rt = match quarry::process::runtime() {
         Ok(rt) => rt,
         Err(e) => {
             eprintln!("error: cannot start the runtime: {e}");

@@ -53,6 +53,7 @@ pub struct Settings {
 
 /// A session with every quarry function registered.
 pub fn session(settings: &Settings) -> Result<SessionContext> {
+    crate::process::small_pages();
     let mut cfg = SessionConfig::new().with_information_schema(true);
     let config = Config::load(settings.config.as_deref())?;
     // Files written from Utf8View tables must merge with later Utf8 ones.

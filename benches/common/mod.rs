@@ -6,6 +6,13 @@
 
 use std::path::PathBuf;
 
+/// The allocator the `quarry` command uses (mimalloc), so a bench's peak
+/// memory is what a user's run takes. Built with `--features
+/// system-alloc`, a bench uses the C library's, which heaptrack follows.
+#[cfg(not(feature = "system-alloc"))]
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 /// `REL` inside the shared data folder, holding `what`; `None`, after
 /// printing what is missing and where it comes from, when it is not there.
 #[allow(dead_code)]

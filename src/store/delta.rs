@@ -33,6 +33,13 @@ use crate::error::{QuarryError, Result};
 /// Commits between compactions of a table's small files.
 pub const COMPACT_EVERY: i64 = 32;
 
+/// The size a compaction makes files up to: a file this large is left as
+/// it is, so each compaction rewrites only the small files since the last
+/// one and a partly filled file or two (Delta's default, 100 MiB, rewrote
+/// the whole table of a 4,000-document run at every compaction, its memory
+/// and time growing with the table).
+pub const COMPACT_TARGET: u64 = 16 << 20;
+
 /// Attempts at one commit when other writers keep winning.
 pub const ATTEMPTS: usize = 50;
 
@@ -350,10 +357,12 @@ impl Delta {
     }
 
     /// Rewrites the table's small files into a few (its own commit, which
-    /// changes no row: the change feed shows nothing for it).
+    /// changes no row: the change feed shows nothing for it), then writes
+    /// a checkpoint of the result.
     async fn compact(&self, t: DeltaTable) {
         match t
             .optimize()
+            .with_target_size(std::num::NonZeroU64::new(COMPACT_TARGET).expect("nonzero"))
             .with_commit_properties(CommitProperties::default().with_max_retries(0))
             .await
         {
@@ -378,6 +387,17 @@ impl Delta {
                         }
                     }
                 };
+                // A checkpoint of the compacted version, so loading the
+                // table reads one Parquet file and the commits after it
+                // rather than every commit since the table began (a load
+                // of each commit's JSON was most of a long run's memory).
+                if let Err(e) = deltalake::checkpoints::create_checkpoint(&t, None).await {
+                    eprintln!("warning: checkpointing {}: {e}", self.what);
+                } else if !self.history {
+                    if let Err(e) = deltalake::checkpoints::cleanup_metadata(&t, None).await {
+                        eprintln!("warning: removing {}'s old log entries: {e}", self.what);
+                    }
+                }
                 *self.latest.lock().await = Some(t);
             }
             Err(e) if lost_race(&e) => {}
