@@ -557,3 +557,161 @@ async fn specs_keep_their_claims_apart_and_a_fixed_prompt_replaces_its_own() {
     .await;
     assert!(prompts.contains("| 2       |"), "{prompts}");
 }
+
+/// A claims run over 40 papers killed with SIGKILL while one paper's
+/// request is held, then started again, finishes with the claims and
+/// rejections of an uninterrupted run (what `claims(...)` returns and the
+/// store's tables), and sends no answered request again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_killed_claims_run_started_again_ends_with_the_same_claims() {
+    let dir = tempfile::tempdir().unwrap();
+    let papers: Vec<(String, String)> = (0..40)
+        .map(|i| {
+            (
+                format!("p{i:02}.txt"),
+                format!(
+                    "Paper P{i:02}. DF{i} has an effective radius of {i}.5 kpc in the g band.\n"
+                ),
+            )
+        })
+        .collect();
+    let files: Vec<(&str, &str)> = papers
+        .iter()
+        .map(|(n, t)| (n.as_str(), t.as_str()))
+        .collect();
+    let corpus = corpus_with(dir.path(), &files);
+    // Each paper: one grounded measurement and one draft whose quote the
+    // paper does not contain.
+    let rules: Vec<Rule> = (0..40)
+        .map(|i| Rule {
+            needle: format!("Paper P{i:02}."),
+            actions: vec![Action::Reply(
+                serde_json::json!({"claims": [
+                    {"kind": "measurement", "subject": format!("DF{i}"), "predicate": "effective_radius",
+                     "quantity": {"verbatim": format!("{i}.5 kpc"), "value": i as f64 + 0.5, "unit_text": "kpc"},
+                     "context": {"band": "g"},
+                     "quote": format!("DF{i} has an effective radius of {i}.5 kpc in the g band.")},
+                    {"kind": "measurement", "subject": format!("DF{i}"), "predicate": "mass",
+                     "quantity": {"verbatim": "1e8 Msun"},
+                     "quote": format!("DF{i} weighs 1e8 solar masses.")}
+                ]})
+                .to_string(),
+            )],
+        })
+        .collect();
+    let spec = spec_file(dir.path());
+    let (c, s) = (corpus.display().to_string(), spec.display().to_string());
+    let f = "regexp_replace(source, '^.*/', '') AS d";
+    let queries = [
+        format!("SELECT claim_id, subject, predicate, quantity['verbatim'] AS v, span['quote'] AS quote FROM claims('{c}', '{s}') ORDER BY claim_id"),
+        format!("SELECT {f}, code, problems FROM rejections('{c}', '{s}') ORDER BY d, code"),
+        // The store's tables (revisions are left out: they number commits).
+        "SELECT claim_id, subject, predicate, quantity['verbatim'] AS v, span['quote'] AS quote FROM claims ORDER BY claim_id".to_string(),
+        format!("SELECT {f}, code, problems FROM rejections ORDER BY d, code"),
+    ];
+    let run = |url: &str, store: &Path| {
+        let cfg = store.with_extension("toml");
+        std::fs::write(&cfg, format!("[model]\nname = \"gpt-4o-mini\"\n[endpoints.default]\nbase_url = \"{url}\"\nmax_in_flight = 4\nmax_attempts = 2\nbackoff_initial_ms = 5\n")).unwrap();
+        let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_quarry"));
+        cmd.args([
+            "sql",
+            "--store",
+            &store.display().to_string(),
+            "--config",
+            &cfg.display().to_string(),
+        ]);
+        for q in &queries {
+            cmd.args(["-c", q]);
+        }
+        cmd.env_remove("OPENAI_API_KEY")
+            .env_remove("OPENAI_BASE_URL")
+            .env_remove("QUARRY_MODEL")
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped());
+        cmd
+    };
+    let a = TestServer::start(rules.clone(), Duration::ZERO)
+        .await
+        .unwrap();
+    let out = run(&a.base_url(), &dir.path().join("a")).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let want = String::from_utf8(out.stdout).unwrap();
+    let total = a.count();
+    assert_eq!(total, 40, "one request a paper");
+    // 40 claims from the function and 40 in the store; as many rejections.
+    let rows = want.lines().filter(|l| l.starts_with("| ")).count();
+    assert_eq!(rows, 4 * 41, "{want}");
+    assert!(want.contains("| p07.txt | ungrounded |"), "{want}");
+
+    // Killed with the last paper's request held: the windows before it
+    // are in the store, the requests after them in the response cache.
+    let b = TestServer::start(rules, Duration::ZERO).await.unwrap();
+    b.hold_matching("Paper P39.");
+    let store_b = dir.path().join("b");
+    let mut child = run(&b.base_url(), &store_b).spawn().unwrap();
+    let opened = quarry::store::Store::open(store_b.to_str().unwrap()).unwrap();
+    let kept = || {
+        let store = opened.clone();
+        std::thread::spawn(move || {
+            let rt = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .unwrap();
+            rt.block_on(quarry::store::results::finished(&store))
+                .unwrap_or_default()
+                .get("claims")
+                .copied()
+                .unwrap_or(0)
+        })
+        .join()
+        .unwrap()
+    };
+    let t0 = std::time::Instant::now();
+    while b.answered().len() < total - 1 || kept() < 32 {
+        assert!(
+            t0.elapsed() < Duration::from_secs(90),
+            "the run never got that far: {} of {total} answered, {} papers kept",
+            b.answered().len(),
+            kept()
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert!(
+        child.try_wait().unwrap().is_none(),
+        "the run ended before the kill"
+    );
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let before: Vec<String> = b
+        .answered()
+        .iter()
+        .map(|v| v["messages"].to_string())
+        .collect();
+    b.release();
+    let out = run(&b.base_url(), &store_b).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        String::from_utf8(out.stdout).unwrap(),
+        want,
+        "the resumed run's claims differ"
+    );
+    let answered: Vec<String> = b
+        .answered()
+        .iter()
+        .map(|v| v["messages"].to_string())
+        .collect();
+    let again: Vec<&String> = answered[before.len()..]
+        .iter()
+        .filter(|a| before.contains(a))
+        .collect();
+    assert!(again.is_empty(), "sent again after an answer: {again:#?}");
+    assert!(answered.len() <= total + 1, "{} of {total}", answered.len());
+}
