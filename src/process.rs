@@ -23,7 +23,7 @@ pub fn runtime() -> std::io::Result<tokio::runtime::Runtime> {
 /// nothing). mimalloc, the `quarry` command's allocator, reserves 1 GiB
 /// arenas, and where the system allows huge pages (`madvise`, the common
 /// setting) each part of an arena a thread touches became a 2 MiB page:
-/// the extract bench over 1,000 documents held 705 MiB with them, 374 MiB
+/// the extract bench over 1,000 documents held 755 MiB with them, 418 MiB
 /// without, while the live heap was under 100 MiB. A process where they
 /// cannot be turned off runs as before.
 pub fn small_pages() {

@@ -38,7 +38,7 @@ pub const COMPACT_EVERY: i64 = 32;
 /// one and a partly filled file or two (Delta's default, 100 MiB, rewrote
 /// the whole table of a 4,000-document run at every compaction, its memory
 /// and time growing with the table).
-pub const COMPACT_TARGET: u64 = 16 << 20;
+pub const COMPACT_TARGET: std::num::NonZeroU64 = std::num::NonZeroU64::new(16 << 20).unwrap();
 
 /// Attempts at one commit when other writers keep winning.
 pub const ATTEMPTS: usize = 50;
@@ -362,7 +362,7 @@ impl Delta {
     async fn compact(&self, t: DeltaTable) {
         match t
             .optimize()
-            .with_target_size(std::num::NonZeroU64::new(COMPACT_TARGET).expect("nonzero"))
+            .with_target_size(COMPACT_TARGET)
             .with_commit_properties(CommitProperties::default().with_max_retries(0))
             .await
         {
@@ -389,8 +389,9 @@ impl Delta {
                 };
                 // A checkpoint of the compacted version, so loading the
                 // table reads one Parquet file and the commits after it
-                // rather than every commit since the table began (a load
-                // of each commit's JSON was most of a long run's memory).
+                // rather than every commit since the table began (Delta's
+                // own checkpoint, every 100 commits, came after the end of
+                // a 4,000-document run).
                 if let Err(e) = deltalake::checkpoints::create_checkpoint(&t, None).await {
                     eprintln!("warning: checkpointing {}: {e}", self.what);
                 } else if !self.history {

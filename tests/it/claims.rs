@@ -7,7 +7,10 @@ use std::time::Duration;
 use quarry::model::test_server::{Action, Rule, TestServer};
 use sha2::Digest;
 
-use crate::common::{corpus_with, python, scripted_session, sql, strings, table};
+use crate::common::{
+    answered, assert_none_sent_again, corpus_with, finished, python_words, scripted_session, sql,
+    sql_command, stdout_of, strings, table,
+};
 
 /// Seed 004's example: measurements of an ultra-diffuse galaxy, with the
 /// band they were made in as context.
@@ -463,26 +466,14 @@ async fn duckdb_reads_the_stores_claims_table_with_quarrys_counts() {
         "SELECT (SELECT count(*) FROM claims) AS claims, (SELECT count(*) FROM rejections) AS rejections",
     )
     .await;
-    let out = std::process::Command::new(python())
-        .arg("-c")
-        .arg(
-            "import sys, duckdb, deltalake\n\
-             t = deltalake.DeltaTable(sys.argv[1])\n\
-             n = duckdb.connect().execute(\"SELECT count(*) FILTER (WHERE code IS NULL), count(*) FILTER (WHERE code IS NOT NULL) FROM read_parquet(?)\", [t.file_uris()]).fetchone()\n\
-             print(n[0], n[1], t.version())",
-        )
-        .arg(dir.path().join("store/tables/claims"))
-        .output()
-        .expect("python runs");
-    let (o, e) = (
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr),
+    let theirs = python_words(
+        "import sys, duckdb, deltalake\n\
+         t = deltalake.DeltaTable(sys.argv[1])\n\
+         n = duckdb.connect().execute(\"SELECT count(*) FILTER (WHERE code IS NULL), count(*) FILTER (WHERE code IS NOT NULL) FROM read_parquet(?)\", [t.file_uris()]).fetchone()\n\
+         print(n[0], n[1], t.version())",
+        &[&dir.path().join("store/tables/claims")],
     );
-    assert!(
-        out.status.success(),
-        "duckdb and deltalake in $QUARRY_VENV (.ci/run installs them): {e}"
-    );
-    let theirs: Vec<&str> = o.split_whitespace().collect();
+    let o = theirs.join(" ");
     assert!(
         ours.contains(&format!("| {}      | {}          |", theirs[0], theirs[1])),
         "quarry {ours} DuckDB {o}"
@@ -609,37 +600,11 @@ async fn a_killed_claims_run_started_again_ends_with_the_same_claims() {
         "SELECT claim_id, subject, predicate, quantity['verbatim'] AS v, span['quote'] AS quote FROM claims ORDER BY claim_id".to_string(),
         format!("SELECT {f}, code, problems FROM rejections ORDER BY d, code"),
     ];
-    let run = |url: &str, store: &Path| {
-        let cfg = store.with_extension("toml");
-        std::fs::write(&cfg, format!("[model]\nname = \"gpt-4o-mini\"\n[endpoints.default]\nbase_url = \"{url}\"\nmax_in_flight = 4\nmax_attempts = 2\nbackoff_initial_ms = 5\n")).unwrap();
-        let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_quarry"));
-        cmd.args([
-            "sql",
-            "--store",
-            &store.display().to_string(),
-            "--config",
-            &cfg.display().to_string(),
-        ]);
-        for q in &queries {
-            cmd.args(["-c", q]);
-        }
-        cmd.env_remove("OPENAI_API_KEY")
-            .env_remove("OPENAI_BASE_URL")
-            .env_remove("QUARRY_MODEL")
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::piped());
-        cmd
-    };
+    let run = |url: &str, store: &Path| sql_command(url, store, &queries);
     let a = TestServer::start(rules.clone(), Duration::ZERO)
         .await
         .unwrap();
-    let out = run(&a.base_url(), &dir.path().join("a")).output().unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let want = String::from_utf8(out.stdout).unwrap();
+    let want = stdout_of(run(&a.base_url(), &dir.path().join("a")).output().unwrap());
     let total = a.count();
     assert_eq!(total, 40, "one request a paper");
     // 40 claims from the function and 40 in the store; as many rejections.
@@ -653,23 +618,7 @@ async fn a_killed_claims_run_started_again_ends_with_the_same_claims() {
     b.hold_matching("Paper P39.");
     let store_b = dir.path().join("b");
     let mut child = run(&b.base_url(), &store_b).spawn().unwrap();
-    let opened = quarry::store::Store::open(store_b.to_str().unwrap()).unwrap();
-    let kept = || {
-        let store = opened.clone();
-        std::thread::spawn(move || {
-            let rt = tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()
-                .unwrap();
-            rt.block_on(quarry::store::results::finished(&store))
-                .unwrap_or_default()
-                .get("claims")
-                .copied()
-                .unwrap_or(0)
-        })
-        .join()
-        .unwrap()
-    };
+    let kept = || finished(&store_b, "claims");
     let t0 = std::time::Instant::now();
     while b.answered().len() < total - 1 || kept() < 32 {
         assert!(
@@ -686,32 +635,12 @@ async fn a_killed_claims_run_started_again_ends_with_the_same_claims() {
     );
     child.kill().unwrap();
     child.wait().unwrap();
-    let before: Vec<String> = b
-        .answered()
-        .iter()
-        .map(|v| v["messages"].to_string())
-        .collect();
+    let before = answered(&b);
     b.release();
-    let out = run(&b.base_url(), &store_b).output().unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
     assert_eq!(
-        String::from_utf8(out.stdout).unwrap(),
+        stdout_of(run(&b.base_url(), &store_b).output().unwrap()),
         want,
         "the resumed run's claims differ"
     );
-    let answered: Vec<String> = b
-        .answered()
-        .iter()
-        .map(|v| v["messages"].to_string())
-        .collect();
-    let again: Vec<&String> = answered[before.len()..]
-        .iter()
-        .filter(|a| before.contains(a))
-        .collect();
-    assert!(again.is_empty(), "sent again after an answer: {again:#?}");
-    assert!(answered.len() <= total + 1, "{} of {total}", answered.len());
+    assert_none_sent_again(&before, &answered(&b), total);
 }

@@ -136,3 +136,102 @@ pub fn walk_files(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
     out.sort();
     out
 }
+
+/// The standard output of a finished command, which must have succeeded
+/// (else its standard error is the failure).
+pub fn stdout_of(out: std::process::Output) -> String {
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).expect("utf-8 output")
+}
+
+/// `quarry sql` running `queries` with its store in `store` and its model
+/// at the scripted server `url` (4 requests in flight, 2 attempts; the
+/// configuration is written beside the store), none of the environment's
+/// model settings, its output captured.
+pub fn sql_command(url: &str, store: &Path, queries: &[String]) -> std::process::Command {
+    let cfg = store.with_extension("toml");
+    std::fs::write(&cfg, format!("[model]\nname = \"gpt-4o-mini\"\n[endpoints.default]\nbase_url = \"{url}\"\nmax_in_flight = 4\nmax_attempts = 2\nbackoff_initial_ms = 5\n")).unwrap();
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_quarry"));
+    cmd.args([
+        "sql",
+        "--store",
+        &store.display().to_string(),
+        "--config",
+        &cfg.display().to_string(),
+    ]);
+    for q in queries {
+        cmd.args(["-c", q]);
+    }
+    cmd.env_remove("OPENAI_API_KEY")
+        .env_remove("OPENAI_BASE_URL")
+        .env_remove("QUARRY_MODEL")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    cmd
+}
+
+/// How many documents the ledger of the store at `store` lists as finished
+/// for `table` (read on a thread of its own, so a test can poll it while
+/// another process writes the store).
+pub fn finished(store: &Path, table: &str) -> usize {
+    let store = quarry::store::Store::open(store.to_str().unwrap()).unwrap();
+    let table = table.to_string();
+    std::thread::spawn(move || {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        rt.block_on(quarry::store::results::finished(&store))
+            .unwrap_or_default()
+            .get(&table)
+            .copied()
+            .unwrap_or(0)
+    })
+    .join()
+    .unwrap()
+}
+
+/// The messages of every request `srv` has answered, in order.
+pub fn answered(srv: &quarry::model::test_server::TestServer) -> Vec<String> {
+    srv.answered()
+        .iter()
+        .map(|v| v["messages"].to_string())
+        .collect()
+}
+
+/// After a killed run started again: no request among `before` (answered
+/// before the kill) was answered again in `all`, and `all` is at most one
+/// more than an uninterrupted run's `total` (the request held at the kill,
+/// answered into a closed connection and sent again).
+pub fn assert_none_sent_again(before: &[String], all: &[String], total: usize) {
+    let again: Vec<&String> = all[before.len()..]
+        .iter()
+        .filter(|a| before.contains(a))
+        .collect();
+    assert!(again.is_empty(), "sent again after an answer: {again:#?}");
+    assert!(all.len() <= total + 1, "{} of {total}", all.len());
+}
+
+/// Runs `script` in the tests' Python with `args` (DuckDB and deltalake
+/// reading the store) and gives its words of output.
+pub fn python_words(script: &str, args: &[&Path]) -> Vec<String> {
+    let out = std::process::Command::new(python())
+        .arg("-c")
+        .arg(script)
+        .args(args)
+        .output()
+        .expect("python runs");
+    assert!(
+        out.status.success(),
+        "duckdb and deltalake in $QUARRY_VENV (.ci/run installs them): {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout)
+        .split_whitespace()
+        .map(str::to_string)
+        .collect()
+}

@@ -6,7 +6,10 @@ use std::time::Duration;
 
 use quarry::model::test_server::{Action, Rule, TestServer};
 
-use crate::common::{corpus_with, python, sql, table, walk_files};
+use crate::common::{
+    answered, assert_none_sent_again, corpus_with, finished, python_words, sql, sql_command,
+    stdout_of, table, walk_files,
+};
 
 const PROTOCOL: &str = r#"
 name = "seed example"
@@ -797,44 +800,19 @@ async fn a_killed_run_started_again_ends_with_the_same_tables() {
         format!("{extraction} FROM extraction ORDER BY f"),
         format!("{evidence} FROM evidence ORDER BY document_id, field"),
     ];
-    let run = |url: &str, store: &Path| {
-        let cfg = store.with_extension("toml");
-        std::fs::write(&cfg, format!("[model]\nname = \"gpt-4o-mini\"\n[endpoints.default]\nbase_url = \"{url}\"\nmax_in_flight = 4\nmax_attempts = 2\nbackoff_initial_ms = 5\n")).unwrap();
-        let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_quarry"));
-        cmd.args([
-            "sql",
-            "--store",
-            &store.display().to_string(),
-            "--config",
-            &cfg.display().to_string(),
-        ]);
-        for q in &queries {
-            cmd.args(["-c", q]);
-        }
-        cmd.env_remove("OPENAI_API_KEY")
-            .env_remove("OPENAI_BASE_URL")
-            .env_remove("QUARRY_MODEL");
-        cmd.stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::piped());
-        cmd
-    };
+    let run = |url: &str, store: &Path| sql_command(url, store, &queries);
     // Uninterrupted.
     let a = TestServer::start(rules.clone(), Duration::ZERO)
         .await
         .unwrap();
     let out = run(&a.base_url(), &dir.path().join("a")).output().unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
     // The two servers differ only in their port.
     let port = regex::Regex::new(r"127\.0\.0\.1:\d+").unwrap();
-    let norm = |b: Vec<u8>| {
-        port.replace_all(&String::from_utf8(b).unwrap(), "127.0.0.1:PORT")
+    let norm = |out: std::process::Output| {
+        port.replace_all(&stdout_of(out), "127.0.0.1:PORT")
             .to_string()
     };
-    let want = norm(out.stdout);
+    let want = norm(out);
     let total = a.count();
     // Each table has three border lines (top, under the header, bottom).
     let mut tables: Vec<String> = vec![String::new()];
@@ -887,24 +865,7 @@ async fn a_killed_run_started_again_ends_with_the_same_tables() {
     b.hold_matching("Excerpt:\n\"\"\"\nTrial S9.");
     let store_b = dir.path().join("b");
     let mut child = run(&b.base_url(), &store_b).spawn().unwrap();
-    let ledger = quarry::store::Store::open(store_b.to_str().unwrap()).unwrap();
-    let kept = |t: &str| {
-        let ledger = ledger.clone();
-        let t = t.to_string();
-        std::thread::spawn(move || {
-            let rt = tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()
-                .unwrap();
-            rt.block_on(quarry::store::results::finished(&ledger))
-                .unwrap_or_default()
-                .get(&t)
-                .copied()
-                .unwrap_or(0)
-        })
-        .join()
-        .unwrap()
-    };
+    let kept = |t: &str| finished(&store_b, t);
     let t0 = std::time::Instant::now();
     while b.answered().len() < total - 1
         || kept("screening") < 50
@@ -927,33 +888,13 @@ async fn a_killed_run_started_again_ends_with_the_same_tables() {
     );
     child.kill().unwrap(); // SIGKILL
     child.wait().unwrap();
-    let before: Vec<String> = b
-        .answered()
-        .iter()
-        .map(|v| v["messages"].to_string())
-        .collect();
+    let before = answered(&b);
     b.release();
     let out = run(&b.base_url(), &store_b).output().unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert_eq!(norm(out.stdout), want, "the resumed run's tables differ");
-    // No request answered before the kill was sent again.
-    let answered: Vec<String> = b
-        .answered()
-        .iter()
-        .map(|v| v["messages"].to_string())
-        .collect();
-    let again: Vec<&String> = answered[before.len()..]
-        .iter()
-        .filter(|a| before.contains(a))
-        .collect();
-    assert!(again.is_empty(), "sent again after an answer: {again:#?}");
-    // The request held at the kill is answered into a closed connection and
-    // sent again; nothing else is.
-    assert!(answered.len() <= total + 1, "{} of {total}", answered.len());
+    assert_eq!(norm(out), want, "the resumed run's tables differ");
+    // No request answered before the kill was sent again; the one held at
+    // the kill is answered into a closed connection and sent again.
+    assert_none_sent_again(&before, &answered(&b), total);
 }
 
 /// on_error = "stop": the first failure stops the query with its message.
@@ -1351,28 +1292,14 @@ async fn duckdb_reads_the_stores_run_tables_with_quarrys_counts() {
         .map(|e| e.path())
         .find(|p| p.is_dir())
         .unwrap();
-    let out = std::process::Command::new(python())
-        .arg("-c")
-        .arg(
-            "import sys, duckdb, deltalake\n\
-             c = duckdb.connect()\n\
-             n = [c.execute('SELECT count(*) FROM read_parquet(?)', [deltalake.DeltaTable(p).file_uris()]).fetchone()[0] for p in sys.argv[1:]]\n\
-             print(*n)",
-        )
-        .arg(store.join("screening"))
-        .arg(store.join("evidence"))
-        .arg(&extraction)
-        .output()
-        .expect("python runs");
-    let (o, e) = (
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr),
+    let theirs = python_words(
+        "import sys, duckdb, deltalake\n\
+         c = duckdb.connect()\n\
+         n = [c.execute('SELECT count(*) FROM read_parquet(?)', [deltalake.DeltaTable(p).file_uris()]).fetchone()[0] for p in sys.argv[1:]]\n\
+         print(*n)",
+        &[&store.join("screening"), &store.join("evidence"), &extraction],
     );
-    assert!(
-        out.status.success(),
-        "duckdb and deltalake in $QUARRY_VENV (.ci/run installs them): {e}"
-    );
-    let theirs: Vec<&str> = o.split_whitespace().collect();
+    let o = theirs.join(" ");
     let row = ours
         .lines()
         .find(|l| l.starts_with("| ") && !l.contains(" s "))
