@@ -214,15 +214,17 @@ pub(super) fn find_arms(
             .map(|h| arm_name(h))
             .filter(|h| !h.is_empty())
             .collect();
-        let name = if named.is_empty() {
-            format!("column {}", c + 1)
-        } else {
-            named.join(" / ")
-        };
+        // A column whose header names no arm (empty, or only measures:
+        // "n (%)", "Median") has an empty name here, named below.
+        let name = named.join(" / ");
         let n_stated = hp.iter().rev().find_map(|h| stated_n(h));
         let header = hp.join(" / ");
         match arms.last_mut() {
-            Some(a) if a.name == name && a.cols.last() == Some(&(c - 1)) => {
+            Some(a)
+                if a.cols.last() == Some(&(c - 1))
+                    && a.name == name
+                    && (!name.is_empty() || unnamed_goes_on(a, &header, col_headers)) =>
+            {
                 a.cols.push(c);
                 a.n = a.n.or(n_stated);
             }
@@ -234,7 +236,36 @@ pub(super) fn find_arms(
             }),
         }
     }
+    // Unnamed arms are named by their order among the table's arms, not
+    // by the column they start in (a PDF has no spacer columns, its XML may
+    // have several); a table of one unnamed arm describes its whole sample.
+    let unnamed = arms.iter().filter(|a| a.name.is_empty()).count();
+    let only = arms.len() == 1;
+    let mut k = 0;
+    for a in arms.iter_mut().filter(|a| a.name.is_empty()) {
+        k += 1;
+        a.name = if only {
+            "all participants".to_string()
+        } else if unnamed == 1 {
+            "unnamed arm".to_string()
+        } else {
+            format!("unnamed arm {k}")
+        };
+    }
     arms
+}
+
+/// Whether an unnamed column goes on the unnamed arm before it: its header
+/// names a measure (a column of medians beside one of counts describes the
+/// same people) that none of the arm's columns names already (a second
+/// "Mean (SD)" is another arm's).
+fn unnamed_goes_on(a: &Arm, header: &str, col_headers: &[Vec<String>]) -> bool {
+    let measures = |hp: &[String]| !hp.is_empty() && hp.iter().all(|h| measure_only(h));
+    let this = header.split(" / ").map(str::to_string).collect::<Vec<_>>();
+    measures(&this)
+        && a.cols
+            .iter()
+            .all(|&c| measures(&col_headers[c]) && col_headers[c].join(" / ") != header)
 }
 
 #[cfg(test)]
@@ -281,5 +312,52 @@ mod tests {
         let arms = find_arms(&g, &heads, &[2, 3], 1);
         let names: Vec<(&str, Option<i64>)> = arms.iter().map(|a| (a.name.as_str(), a.n)).collect();
         assert_eq!(names, vec![("Drug", Some(50)), ("Placebo", Some(40))]);
+    }
+
+    #[test]
+    fn unnamed_arms_are_named_by_order_and_measure_columns_of_one_sample_join() {
+        // Columns headed only by measures, after two spacer columns: one
+        // arm, the whole sample, whatever column it starts in.
+        let cells = vec![
+            cell(0, 0, "Measure"),
+            cell(0, 3, "n (%)"),
+            cell(0, 4, "Median"),
+            cell(1, 2, "Liked it"),
+            cell(1, 3, "10 (40)"),
+            cell(2, 2, "Useful"),
+            cell(2, 4, "4"),
+        ];
+        let g = Grid::new(&cells);
+        let heads = column_headers(&g, 1, false);
+        let arms = find_arms(&g, &heads, &[1, 2], 3);
+        assert_eq!(arms.len(), 1);
+        assert_eq!(arms[0].name, "all participants");
+        assert_eq!(arms[0].cols, vec![3, 4]);
+        // The same measure twice is two arms; sizes alone name none.
+        let cells = vec![
+            cell(0, 1, "Mean (SD)"),
+            cell(0, 2, "Mean (SD)"),
+            cell(0, 3, "n = 40"),
+            cell(0, 4, "n = 38"),
+            cell(1, 0, "Age"),
+            cell(1, 1, "56 (10)"),
+            cell(1, 2, "55 (9)"),
+            cell(1, 3, "57 (8)"),
+            cell(1, 4, "54 (11)"),
+        ];
+        let g = Grid::new(&cells);
+        let heads = column_headers(&g, 1, false);
+        let arms = find_arms(&g, &heads, &[1], 1);
+        let names: Vec<&str> = arms.iter().map(|a| a.name.as_str()).collect();
+        assert_eq!(
+            names,
+            vec![
+                "unnamed arm 1",
+                "unnamed arm 2",
+                "unnamed arm 3",
+                "unnamed arm 4"
+            ]
+        );
+        assert_eq!(arms[2].n, Some(40));
     }
 }
