@@ -148,6 +148,18 @@ fn styles() -> Vec<Style> {
              tbody tr:last-child td { border-bottom: 0.8pt solid black }",
             Flow::AcrossColumns,
         ),
+        // Cells centred vertically in their rows, labels in a narrow stub
+        // column so that they wrap: a one-line value sits between the two
+        // lines of its label.
+        s(
+            "middle",
+            "table { width: 100% } td, th { vertical-align: middle; padding: 3pt 4pt } \
+             td:first-child, th:first-child { width: 22% } \
+             thead tr:first-child th { border-top: 1pt solid black } \
+             thead tr:last-child th { border-bottom: 0.5pt solid black } \
+             tbody tr:last-child td { border-bottom: 1pt solid black }",
+            Flow::Single,
+        ),
         Style {
             // A header row grouping the value columns, over the table's own.
             group_header: true,

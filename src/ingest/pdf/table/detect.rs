@@ -235,9 +235,25 @@ impl Page<'_> {
                     self.row_y(r) > top && self.row_y(r) < bot + 2.0 && r.iter().any(|&k| within(k))
                 })
                 .collect();
+            // A row of two or more cells, or one line of a row whose cells
+            // are centred vertically (a one-line value between the two lines
+            // of its label: rows closer than a line, side by side).
+            let interleaved = |a: &Vec<usize>, b: &Vec<usize>| {
+                let (la, lb) = (&lines[a[0]], &lines[b[0]]);
+                (la.y - lb.y).abs() < 0.75 * la.size.min(lb.size)
+                    && a.iter().all(|&i| {
+                        b.iter()
+                            .all(|&j| lines[i].x1 < lines[j].x0 || lines[j].x1 < lines[i].x0)
+                    })
+            };
             let multi = inside
                 .iter()
-                .filter(|r| r.iter().filter(|&&k| within(k)).count() >= 2)
+                .enumerate()
+                .filter(|(n, r)| {
+                    r.iter().filter(|&&k| within(k)).count() >= 2
+                        || n.checked_sub(1).is_some_and(|p| interleaved(inside[p], r))
+                        || inside.get(n + 1).is_some_and(|q| interleaved(r, q))
+                })
                 .count();
             let (aligned, segs) = self.alignment(&inside);
             if inside.len() >= 2 && multi * 2 >= inside.len() && aligned * 10 >= segs * 7 {
@@ -435,6 +451,30 @@ mod tests {
             y1: y + 0.5,
         };
         assert_eq!(found(&lines, &[rule(85.0), rule(120.0)]).len(), 1);
+    }
+
+    #[test]
+    fn rows_of_centred_cells_between_rules_are_a_table() {
+        // Each label on two lines with its values centred between them:
+        // most rows hold one line, but each is half a line from the next.
+        let mut lines = Vec::new();
+        for (k, label) in ["Drug-related adverse", "Serious adverse", "Stopped for an"]
+            .iter()
+            .enumerate()
+        {
+            let y = 100.0 + 24.0 * k as f32;
+            lines.push(line(50.0, y, label));
+            lines.push(line(200.0, y + 5.0, "55 (15.4)"));
+            lines.push(line(300.0, y + 5.0, "82 (23.2)"));
+            lines.push(line(50.0, y + 10.0, "event"));
+        }
+        let rule = |y: f32| Rule {
+            x0: 45.0,
+            y0: y,
+            x1: 400.0,
+            y1: y + 0.5,
+        };
+        assert_eq!(found(&lines, &[rule(85.0), rule(170.0)]).len(), 1);
     }
 
     #[test]

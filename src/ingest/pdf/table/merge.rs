@@ -89,12 +89,7 @@ pub fn wrapped(out: Vec<TCell>, first_body: usize) -> (Vec<TCell>, usize) {
                     .iter_mut()
                     .find(|a| a.col == c.col && a.col_span == c.col_span)
                     .unwrap();
-                if a.text.ends_with('-') && c.text.starts_with(char::is_lowercase) {
-                    a.text.pop();
-                } else {
-                    a.text.push(' ');
-                }
-                a.text.push_str(&c.text);
+                join_text(&mut a.text, &c.text);
                 a.bbox.0 = a.bbox.0.min(c.bbox.0);
                 a.bbox.2 = a.bbox.2.max(c.bbox.2);
                 a.bbox.3 = a.bbox.3.max(c.bbox.3);
@@ -109,6 +104,96 @@ pub fn wrapped(out: Vec<TCell>, first_body: usize) -> (Vec<TCell>, usize) {
         last_top.push(t);
     }
     (renumber(kept), first_body)
+}
+
+/// Cells set vertically centred in their row, joined back into that row:
+/// a cell of one line beside a cell of two sits half a line below the
+/// other's first line ("Skeletal muscle" / "−1.7 (−2.2, −1.3)" / "mass
+/// (kg)"), so its row and the other's lines come out as rows closer
+/// together than one line of text. No two rows of text can be that close,
+/// so consecutive rows less than three quarters of a line apart, in
+/// different columns, are one row: each column's lines joined from the
+/// top. Header rows join header rows and body rows body rows. Returns the
+/// cells and the first body row after the rows removed.
+pub fn centred(out: Vec<TCell>, first_body: usize) -> (Vec<TCell>, usize) {
+    let nrows = out.iter().map(|c| c.row + 1).max().unwrap_or(0) as usize;
+    let mut rows: Vec<Vec<TCell>> = vec![Vec::new(); nrows];
+    for c in out {
+        let r = c.row as usize;
+        rows[r].push(c);
+    }
+    // A row's baseline and size: its full-size cells' (bbox from the top at
+    // 0.75 of the size above the baseline to 0.22 below).
+    let line = |r: &[TCell]| -> Option<(f32, f32)> {
+        let h = r.iter().map(|c| c.bbox.3 - c.bbox.1).fold(0.0f32, f32::max);
+        let c = r.iter().find(|c| c.bbox.3 - c.bbox.1 > 0.8 * h)?;
+        let size = (c.bbox.3 - c.bbox.1) / 0.97;
+        Some((c.bbox.3 - 0.22 * size, size))
+    };
+    let disjoint = |a: &[TCell], b: &[TCell]| {
+        a.iter().all(|x| {
+            b.iter()
+                .all(|y| x.col + x.col_span <= y.col || y.col + y.col_span <= x.col)
+        })
+    };
+    let mut first = first_body;
+    let mut kept: Vec<Vec<TCell>> = Vec::new();
+    // The last row joined into each kept row, as it was.
+    let mut last: Option<(usize, (f32, f32), Vec<TCell>)> = None;
+    for (r, row) in rows.into_iter().enumerate() {
+        let Some((y, size)) = line(&row) else {
+            if r < first_body {
+                first -= 1;
+            }
+            continue;
+        };
+        let joins = last.as_ref().is_some_and(|(lr, (ly, ls), lrow)| {
+            (*lr < first_body) == (r < first_body)
+                && y - ly > 0.0
+                && y - ly < 0.75 * ls.min(size)
+                && disjoint(lrow, &row)
+        });
+        if joins {
+            let band = kept.last_mut().expect("a row to join");
+            for c in row.iter().cloned() {
+                match band
+                    .iter_mut()
+                    .find(|b| b.col < c.col + c.col_span && c.col < b.col + b.col_span)
+                {
+                    Some(b) => {
+                        join_text(&mut b.text, &c.text);
+                        let end = (b.col + b.col_span).max(c.col + c.col_span);
+                        b.col = b.col.min(c.col);
+                        b.col_span = end - b.col;
+                        b.bold &= c.bold;
+                        b.bbox.0 = b.bbox.0.min(c.bbox.0);
+                        b.bbox.1 = b.bbox.1.min(c.bbox.1);
+                        b.bbox.2 = b.bbox.2.max(c.bbox.2);
+                        b.bbox.3 = b.bbox.3.max(c.bbox.3);
+                    }
+                    None => band.push(c),
+                }
+            }
+            band.sort_by_key(|c| c.col);
+            if r < first_body {
+                first -= 1;
+            }
+        } else {
+            kept.push(row.clone());
+        }
+        last = Some((r, (y, size), row));
+    }
+    (renumber(kept), first)
+}
+
+/// A cell's next line appended: a word broken at a hyphen joined whole.
+fn join_text(text: &mut String, next: &str) {
+    if text.ends_with('-') && next.starts_with(char::is_lowercase) {
+        text.pop();
+    } else {
+        text.push(' ');
+    }
+    text.push_str(next);
 }
 
 /// Whether a body cell's next line reads as the rest of it rather than a
@@ -257,6 +342,49 @@ mod tests {
             "{texts:?}"
         );
         assert!(texts.contains(&(4, 0, "Tender joints")), "{texts:?}");
+    }
+
+    #[test]
+    fn cells_centred_in_their_rows_are_one_row() {
+        // Rows 15 pt apart; a two-line label with its values centred
+        // between its lines (5 pt below the first, 5 above the second); a
+        // header whose cells are centred over two and three lines.
+        let lines = at(&[
+            (80.0, &[(200.0, "Drug")]),
+            (85.0, &[(300.0, "Placebo")]),
+            (90.0, &[(200.0, "(N = 40)")]),
+            (95.0, &[(300.0, "(N = 38)")]),
+            (100.0, &[(200.0, "n (%)")]),
+            (
+                115.0,
+                &[(50.0, "Age"), (200.0, "34 (5)"), (300.0, "35 (6)")],
+            ),
+            (130.0, &[(50.0, "Skeletal muscle")]),
+            (135.0, &[(200.0, "38.4 (7.9)"), (300.0, "37.9 (7.4)")]),
+            (140.0, &[(50.0, "mass (kg)")]),
+            (
+                155.0,
+                &[(50.0, "Women"), (200.0, "12 (30)"), (300.0, "14 (37)")],
+            ),
+            (
+                170.0,
+                &[(50.0, "Smokers"), (200.0, "5 (12)"), (300.0, "7 (18)")],
+            ),
+        ]);
+        let cells = super::super::cells(&lines);
+        let texts: Vec<(u32, u32, &str)> = cells
+            .iter()
+            .map(|c| (c.row, c.col, c.text.as_str()))
+            .collect();
+        assert!(texts.contains(&(0, 1, "Drug (N = 40) n (%)")), "{texts:?}");
+        assert!(texts.contains(&(0, 2, "Placebo (N = 38)")), "{texts:?}");
+        assert!(
+            texts.contains(&(2, 0, "Skeletal muscle mass (kg)")),
+            "{texts:?}"
+        );
+        assert!(texts.contains(&(2, 1, "38.4 (7.9)")), "{texts:?}");
+        assert!(texts.contains(&(4, 2, "7 (18)")), "{texts:?}");
+        assert_eq!(cells.iter().map(|c| c.row).max(), Some(4));
     }
 
     #[test]
