@@ -202,9 +202,14 @@ impl Page<'_> {
                     let prose = between
                         .iter()
                         .filter(|r| {
+                            // Text beside the rules (the page's other
+                            // column) is not between them.
                             let long = r.iter().any(|&k| {
                                 let l = &lines[k];
-                                l.words.len() >= 8
+                                let cx = (l.x0 + l.x1) / 2.0;
+                                cx > x0
+                                    && cx < x1
+                                    && l.words.len() >= 8
                                     && l.x1 - l.x0 > 0.4 * (x1 - x0)
                                     && !is_numeric_cell(&l.text())
                             });
@@ -515,6 +520,36 @@ mod tests {
         assert_eq!(r.len(), 5);
         // The full-size line leads its row.
         assert!(r.iter().all(|r| lines[r[0]].size == 10.0));
+    }
+
+    #[test]
+    fn prose_in_the_column_beside_a_ruled_table_does_not_end_it() {
+        // Table rows 28 pt apart, the other column's lines 7 pt apart (a
+        // smaller type), most on baselines of their own.
+        let mut lines = vec![line(120.0, 100.0, "Drug"), line(180.0, 100.0, "Placebo")];
+        for (k, label) in ["Age", "Women", "Weight", "Smokers"].iter().enumerate() {
+            let y = 128.0 + 28.0 * k as f32;
+            lines.push(line(50.0, y, label));
+            lines.push(line(120.0, y, "34.1"));
+            lines.push(line(180.0, y, "35.2"));
+        }
+        for k in 0..16 {
+            lines.push(line(
+                307.0,
+                117.0 + 7.0 * k as f32,
+                "and the trial went on for a year or so",
+            ));
+        }
+        lines.sort_by(|a, b| a.y.total_cmp(&b.y));
+        let rule = |y: f32| Rule {
+            x0: 45.0,
+            y0: y,
+            x1: 230.0,
+            y1: y + 0.5,
+        };
+        let r = found(&lines, &[rule(85.0), rule(108.0), rule(220.0)]);
+        assert_eq!(r.len(), 1, "{r:?}");
+        assert!(r[0].2 < 300.0, "{r:?}");
     }
 
     #[test]

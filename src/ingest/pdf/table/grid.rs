@@ -170,6 +170,40 @@ impl<'a> Grid<'a> {
     }
 }
 
+/// Lines cut where a word starts a column: a label set so close to its
+/// first value that the two are one line ("≥1 from baseline to day 21 34
+/// responders" in a narrow column) is cut before the word whose left edge
+/// is where two or more lines of other rows start, when the space before
+/// it is wider than twice the line's own word spacing (a word after an
+/// ordinary space that happens to line up stays).
+pub fn cut_at_column_starts(lines: &[Line]) -> Vec<Line> {
+    let starts: Vec<(f32, f32)> = lines.iter().map(|l| (l.x0, l.y)).collect();
+    let mut out = Vec::with_capacity(lines.len());
+    for l in lines {
+        if l.words.len() < 2 {
+            out.push(l.clone());
+            continue;
+        }
+        let mut gaps: Vec<f32> = l.words.windows(2).map(|w| w[1].x0 - w[0].x1).collect();
+        gaps.sort_by(f32::total_cmp);
+        let spacing = gaps[gaps.len() / 2].max(0.1 * l.size);
+        let mut cur: Vec<Word> = vec![l.words[0].clone()];
+        for w in l.words.windows(2) {
+            let gap = w[1].x0 - w[0].x1;
+            let starts_here = starts
+                .iter()
+                .filter(|(x, y)| (x - w[1].x0).abs() < 1.0 && (y - l.y).abs() > 0.5 * l.size)
+                .count();
+            if gap > 2.0 * spacing && gap > 0.25 * l.size && starts_here >= 2 {
+                out.push(Line::new(std::mem::take(&mut cur)));
+            }
+            cur.push(w[1].clone());
+        }
+        out.push(Line::new(cur));
+    }
+    out
+}
+
 /// A column interval cut where rows show a gap that a few long lines
 /// bridge: a long question or label ("Overall, to what extent did you find
 /// it easy to use?") running over the next column's start merges two
@@ -261,6 +295,38 @@ pub fn centred_stub(out: &mut [TCell]) {
 mod tests {
     use super::super::fixture::*;
     use super::*;
+
+    #[test]
+    fn a_label_run_into_its_first_value_is_cut_where_the_column_starts() {
+        // "21" ends at 180; "34" starts at 186 (6 pt on, a word space is
+        // 2.5), where the header and a wrapped value start.
+        let mut glued = line(50.0, 128.0, "From baseline to day 21");
+        let mut value = line(186.0, 128.0, "34 responders");
+        glued.words.append(&mut value.words);
+        let glued = Line::new(glued.words);
+        let lines = vec![
+            line(186.0, 100.0, "SLT group"),
+            line(186.0, 114.0, "(n=59)"),
+            glued,
+            line(186.0, 142.0, "responders"),
+            // An ordinary space before a word that lines up is no cut.
+            line(50.0, 156.0, "Women aged over 40"),
+            line(85.0, 170.0, "aged"),
+            line(85.0, 184.0, "aged"),
+        ];
+        let cut = cut_at_column_starts(&lines);
+        let texts: Vec<String> = cut.iter().map(Line::text).collect();
+        assert!(
+            texts.contains(&"From baseline to day 21".to_string()),
+            "{texts:?}"
+        );
+        assert!(texts.contains(&"34 responders".to_string()), "{texts:?}");
+        assert!(
+            texts.contains(&"Women aged over 40".to_string()),
+            "{texts:?}"
+        );
+        assert_eq!(cut.len(), lines.len() + 1);
+    }
 
     #[test]
     fn columns_come_from_the_fullest_rows() {

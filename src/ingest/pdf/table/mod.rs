@@ -103,7 +103,8 @@ pub fn tables(lines: Vec<Line>, rules: &[Rule], page_width: f32) -> (Vec<LBlock>
 
 /// The cells of one table region, stage by stage.
 pub fn cells(lines: &[Line]) -> Vec<TCell> {
-    let grid = grid::Grid::new(lines);
+    let lines = grid::cut_at_column_starts(lines);
+    let grid = grid::Grid::new(&lines);
     let first_body = header::first_body(&grid.rows);
     let placed = grid.place(first_body);
     let (centred, first_body) = merge::centred(placed, first_body);
