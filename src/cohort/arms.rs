@@ -223,7 +223,7 @@ pub(super) fn find_arms(
             Some(a)
                 if a.cols.last() == Some(&(c - 1))
                     && a.name == name
-                    && (!name.is_empty() || unnamed_goes_on(a, &header, col_headers)) =>
+                    && (!name.is_empty() || unnamed_goes_on(a, c, col_headers)) =>
             {
                 a.cols.push(c);
                 a.n = a.n.or(n_stated);
@@ -259,13 +259,12 @@ pub(super) fn find_arms(
 /// names a measure (a column of medians beside one of counts describes the
 /// same people) that none of the arm's columns names already (a second
 /// "Mean (SD)" is another arm's).
-fn unnamed_goes_on(a: &Arm, header: &str, col_headers: &[Vec<String>]) -> bool {
+fn unnamed_goes_on(a: &Arm, c: usize, col_headers: &[Vec<String>]) -> bool {
     let measures = |hp: &[String]| !hp.is_empty() && hp.iter().all(|h| measure_only(h));
-    let this = header.split(" / ").map(str::to_string).collect::<Vec<_>>();
-    measures(&this)
+    measures(&col_headers[c])
         && a.cols
             .iter()
-            .all(|&c| measures(&col_headers[c]) && col_headers[c].join(" / ") != header)
+            .all(|&k| measures(&col_headers[k]) && col_headers[k] != col_headers[c])
 }
 
 #[cfg(test)]

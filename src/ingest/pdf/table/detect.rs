@@ -406,6 +406,16 @@ mod tests {
     use super::super::fixture::*;
     use super::*;
 
+    /// A horizontal rule from x0 to x1 at y, half a point thick.
+    fn hrule(x0: f32, x1: f32, y: f32) -> Rule {
+        Rule {
+            x0,
+            y0: y,
+            x1,
+            y1: y + 0.5,
+        }
+    }
+
     fn found(lines: &[Line], rules: &[Rule]) -> Vec<Region> {
         let rows = rows(lines);
         regions(lines, &rows, rules, 600.0)
@@ -449,12 +459,7 @@ mod tests {
             &[(50.0, "Women"), (200.0, "12"), (300.0, "14")],
         ]);
         assert!(found(&lines, &[]).is_empty());
-        let rule = |y: f32| Rule {
-            x0: 45.0,
-            y0: y,
-            x1: 350.0,
-            y1: y + 0.5,
-        };
+        let rule = |y: f32| hrule(45.0, 350.0, y);
         assert_eq!(found(&lines, &[rule(85.0), rule(120.0)]).len(), 1);
     }
 
@@ -473,23 +478,13 @@ mod tests {
             lines.push(line(300.0, y + 5.0, "82 (23.2)"));
             lines.push(line(50.0, y + 10.0, "event"));
         }
-        let rule = |y: f32| Rule {
-            x0: 45.0,
-            y0: y,
-            x1: 400.0,
-            y1: y + 0.5,
-        };
+        let rule = |y: f32| hrule(45.0, 400.0, y);
         assert_eq!(found(&lines, &[rule(85.0), rule(170.0)]).len(), 1);
     }
 
     #[test]
     fn a_border_drawn_cell_by_cell_is_one_rule() {
-        let seg = |x0: f32, x1: f32, y: f32| Rule {
-            x0,
-            y0: y,
-            x1,
-            y1: y + 0.5,
-        };
+        let seg = hrule;
         let rules = [
             seg(100.0, 200.0, 50.0),
             seg(200.0, 300.0, 50.2),
@@ -541,12 +536,7 @@ mod tests {
             ));
         }
         lines.sort_by(|a, b| a.y.total_cmp(&b.y));
-        let rule = |y: f32| Rule {
-            x0: 45.0,
-            y0: y,
-            x1: 230.0,
-            y1: y + 0.5,
-        };
+        let rule = |y: f32| hrule(45.0, 230.0, y);
         let r = found(&lines, &[rule(85.0), rule(108.0), rule(220.0)]);
         assert_eq!(r.len(), 1, "{r:?}");
         assert!(r[0].2 < 300.0, "{r:?}");

@@ -190,11 +190,13 @@ pub fn cut_at_column_starts(lines: &[Line]) -> Vec<Line> {
         let mut cur: Vec<Word> = vec![l.words[0].clone()];
         for w in l.words.windows(2) {
             let gap = w[1].x0 - w[0].x1;
-            let starts_here = starts
-                .iter()
-                .filter(|(x, y)| (x - w[1].x0).abs() < 1.0 && (y - l.y).abs() > 0.5 * l.size)
-                .count();
-            if gap > 2.0 * spacing && gap > 0.25 * l.size && starts_here >= 2 {
+            let starts_here = || {
+                starts
+                    .iter()
+                    .filter(|(x, y)| (x - w[1].x0).abs() < 1.0 && (y - l.y).abs() > 0.5 * l.size)
+                    .count()
+            };
+            if gap > 2.0 * spacing && gap > 0.25 * l.size && starts_here() >= 2 {
                 out.push(Line::new(std::mem::take(&mut cur)));
             }
             cur.push(w[1].clone());

@@ -13,12 +13,7 @@ use super::TCell;
 /// A table set without space between rows (wrapped lines as far apart as
 /// rows) keeps its rows: geometry cannot tell them apart there.
 pub fn wrapped(out: Vec<TCell>, first_body: usize) -> (Vec<TCell>, usize) {
-    let nrows = out.iter().map(|c| c.row + 1).max().unwrap_or(0) as usize;
-    let mut rows: Vec<Vec<TCell>> = vec![Vec::new(); nrows];
-    for c in out {
-        let r = c.row as usize;
-        rows[r].push(c);
-    }
+    let rows = by_row(out);
     // A row's top is its full-size cells' (a raised mark sits higher).
     let top = |r: &[TCell]| {
         let h = r.iter().map(|c| c.bbox.3 - c.bbox.1).fold(0.0f32, f32::max);
@@ -116,12 +111,7 @@ pub fn wrapped(out: Vec<TCell>, first_body: usize) -> (Vec<TCell>, usize) {
 /// top. Header rows join header rows and body rows body rows. Returns the
 /// cells and the first body row after the rows removed.
 pub fn centred(out: Vec<TCell>, first_body: usize) -> (Vec<TCell>, usize) {
-    let nrows = out.iter().map(|c| c.row + 1).max().unwrap_or(0) as usize;
-    let mut rows: Vec<Vec<TCell>> = vec![Vec::new(); nrows];
-    for c in out {
-        let r = c.row as usize;
-        rows[r].push(c);
-    }
+    let rows = by_row(out);
     // A row's baseline and size: its full-size cells' (bbox from the top at
     // 0.75 of the size above the baseline to 0.22 below).
     let line = |r: &[TCell]| -> Option<(f32, f32)> {
@@ -130,16 +120,17 @@ pub fn centred(out: Vec<TCell>, first_body: usize) -> (Vec<TCell>, usize) {
         let size = (c.bbox.3 - c.bbox.1) / 0.97;
         Some((c.bbox.3 - 0.22 * size, size))
     };
-    let disjoint = |a: &[TCell], b: &[TCell]| {
-        a.iter().all(|x| {
-            b.iter()
-                .all(|y| x.col + x.col_span <= y.col || y.col + y.col_span <= x.col)
-        })
+    // Each row's columns, as [start, end).
+    type Spans = Vec<(u32, u32)>;
+    let spans = |r: &[TCell]| -> Spans { r.iter().map(|c| (c.col, c.col + c.col_span)).collect() };
+    let disjoint = |a: &[(u32, u32)], b: &[(u32, u32)]| {
+        a.iter().all(|x| b.iter().all(|y| x.1 <= y.0 || y.1 <= x.0))
     };
     let mut first = first_body;
     let mut kept: Vec<Vec<TCell>> = Vec::new();
-    // The last row joined into each kept row, as it was.
-    let mut last: Option<(usize, (f32, f32), Vec<TCell>)> = None;
+    // The last row joined into each kept row, as it was: its index,
+    // baseline, size and columns.
+    let mut last: Option<(usize, (f32, f32), Spans)> = None;
     for (r, row) in rows.into_iter().enumerate() {
         let Some((y, size)) = line(&row) else {
             if r < first_body {
@@ -147,15 +138,16 @@ pub fn centred(out: Vec<TCell>, first_body: usize) -> (Vec<TCell>, usize) {
             }
             continue;
         };
-        let joins = last.as_ref().is_some_and(|(lr, (ly, ls), lrow)| {
+        let cols = spans(&row);
+        let joins = last.as_ref().is_some_and(|(lr, (ly, ls), lcols)| {
             (*lr < first_body) == (r < first_body)
                 && y - ly > 0.0
                 && y - ly < 0.75 * ls.min(size)
-                && disjoint(lrow, &row)
+                && disjoint(lcols, &cols)
         });
         if joins {
             let band = kept.last_mut().expect("a row to join");
-            for c in row.iter().cloned() {
+            for c in row {
                 match band
                     .iter_mut()
                     .find(|b| b.col < c.col + c.col_span && c.col < b.col + b.col_span)
@@ -179,9 +171,9 @@ pub fn centred(out: Vec<TCell>, first_body: usize) -> (Vec<TCell>, usize) {
                 first -= 1;
             }
         } else {
-            kept.push(row.clone());
+            kept.push(row);
         }
-        last = Some((r, (y, size), row));
+        last = Some((r, (y, size), cols));
     }
     (renumber(kept), first)
 }
@@ -208,6 +200,17 @@ fn continues(above: &str, next: &str) -> bool {
         || open('[', ']')
         || above_t.ends_with([',', '-', '\u{2013}', '/', '(', '&', '+', '\u{b1}'])
         || next.starts_with(|c: char| c.is_lowercase() || "([\u{b1},;".contains(c))
+}
+
+/// Cells bucketed by row (an empty row where no cell is).
+fn by_row(out: Vec<TCell>) -> Vec<Vec<TCell>> {
+    let nrows = out.iter().map(|c| c.row + 1).max().unwrap_or(0) as usize;
+    let mut rows: Vec<Vec<TCell>> = vec![Vec::new(); nrows];
+    for c in out {
+        let r = c.row as usize;
+        rows[r].push(c);
+    }
+    rows
 }
 
 /// Cells of rows in order, numbered from 0.
