@@ -107,7 +107,7 @@ fn column<'a>(name: &str, rows: &'a [(Record, Outcome)], settled: &'a Settled) -
     };
     Ok(match name {
         "record_id" => text(&|r, _| Some(&r.record_id)),
-        "export" => text(&|r, _| Some(&r.export)),
+        "export" => text(&|r, _| Some(r.export.as_deref().unwrap_or_default())),
         "line" => {
             let mut b = Int64Builder::with_capacity(rows.len());
             for (r, _) in rows {
@@ -116,7 +116,7 @@ fn column<'a>(name: &str, rows: &'a [(Record, Outcome)], settled: &'a Settled) -
             Arc::new(b.finish())
         }
         "format" => text(&|r, _| r.format.map(|f| f.as_str())),
-        "database" => text(&|r, _| Some(&r.database)),
+        "database" => text(&|r, _| Some(r.database.as_deref().unwrap_or_default())),
         "type" => text(&|r, _| r.ty.as_deref()),
         "title" => text(&|r, _| r.title.as_deref()),
         "authors" => list(&|r| &r.authors),
@@ -242,6 +242,7 @@ pub fn record_source_from(
         exports,
         files,
         recursive,
+        fields: crate::records::Fields::ALL,
     })
 }
 
@@ -287,8 +288,11 @@ impl TableProvider for RecordsTable {
             Some(p) => Arc::new(RECORDS.project(p)?),
             None => RECORDS.clone(),
         };
+        let mut source = self.source.clone();
+        source.fields =
+            crate::records::Fields::of_columns(schema.fields().iter().map(|f| f.name().as_str()));
         let part = RecordsPartition {
-            source: self.source.clone(),
+            source,
             schema: schema.clone(),
         };
         Ok(Arc::new(StreamingTableExec::try_new(

@@ -9,7 +9,7 @@ use futures::stream::{self, BoxStream, StreamExt};
 
 use super::dedup::Dedup;
 use super::matching::{self, File};
-use super::{read_export_parts, Record, Status};
+use super::{read_export_parts, Field, Fields, Record, Status};
 use crate::error::{QuarryError, Result};
 use crate::source::{Entry, Source};
 
@@ -26,6 +26,9 @@ pub struct RecordSource {
     pub files: Option<Arc<Source>>,
     /// List subfolders of both.
     pub recursive: bool,
+    /// The fields records are read with ([`Fields::ALL`] unless a query
+    /// reads only some columns); matching to files adds what it needs.
+    pub fields: Fields,
 }
 
 /// What the first pass settled for one record.
@@ -57,19 +60,50 @@ pub struct Settled {
 /// parses while the records before are settled and made into columns.
 const PARTS_AHEAD: usize = 1;
 
-/// One export's records, part by part (see [`read_export_parts`]); a file
-/// that cannot be read is one failed row.
-fn read_one(source: Arc<Source>, entry: Entry) -> BoxStream<'static, Vec<Record>> {
+/// Exports read ahead of the one being parsed: reading the next file
+/// overlaps parsing this one (memory holds at most this many exports' text
+/// beside the one being parsed).
+const EXPORTS_AHEAD: usize = 1;
+
+/// An export's bytes being read in a task of their own; dropping it stops
+/// the read (a query that ends early does not read on).
+struct Reading(tokio::task::JoinHandle<Result<bytes::Bytes>>);
+
+impl Drop for Reading {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
+impl Reading {
+    fn start(source: Arc<Source>, entry: Entry) -> Self {
+        Self(tokio::spawn(async move {
+            source.read(&entry, MAX_EXPORT_BYTES).await
+        }))
+    }
+
+    async fn bytes(mut self) -> std::result::Result<bytes::Bytes, String> {
+        match (&mut self.0).await {
+            Ok(Ok(b)) => Ok(b),
+            Ok(Err(e)) => Err(e.to_string()),
+            Err(e) => Err(format!("reading this export stopped unexpectedly: {e}")),
+        }
+    }
+}
+
+/// One export's records, part by part (see [`read_export_parts`]), from its
+/// bytes being read; a file that cannot be read is one failed row.
+fn read_one(entry: Entry, reading: Reading, fields: Fields) -> BoxStream<'static, Vec<Record>> {
     let failed = |entry: &Entry, note: String| Record {
         record_id: format!("failed:{}", entry.file_name),
-        export: entry.source.clone(),
-        database: entry.file_name.clone(),
+        export: Some(entry.source.as_str().into()),
+        database: Some(entry.file_name.as_str().into()),
         status: Some(Status::Failed),
         note: Some(note),
         ..Default::default()
     };
     enum State {
-        Start(Arc<Source>, Entry),
+        Start(Reading, Entry),
         Reading(
             tokio::sync::mpsc::Receiver<Vec<Record>>,
             tokio::task::JoinHandle<()>,
@@ -91,7 +125,7 @@ fn read_one(source: Arc<Source>, entry: Entry) -> BoxStream<'static, Vec<Record>
                 Ok(()) => None,
                 Err(e) => Some((
                     vec![Record {
-                        export: entry.source.clone(),
+                        export: Some(entry.source.as_str().into()),
                         status: Some(Status::Failed),
                         note: Some(format!("reading this export stopped unexpectedly: {e}; please report it with the file attached")),
                         ..Default::default()
@@ -101,12 +135,12 @@ fn read_one(source: Arc<Source>, entry: Entry) -> BoxStream<'static, Vec<Record>
             },
         }
     }
-    stream::unfold(State::Start(source, entry), move |state| async move {
+    stream::unfold(State::Start(reading, entry), move |state| async move {
         match state {
-            State::Start(source, entry) => {
-                let bytes = match source.read(&entry, MAX_EXPORT_BYTES).await {
+            State::Start(reading, entry) => {
+                let bytes = match reading.bytes().await {
                     Ok(b) => b,
-                    Err(e) => return Some((vec![failed(&entry, e.to_string())], State::Done)),
+                    Err(e) => return Some((vec![failed(&entry, e)], State::Done)),
                 };
                 let (tx, mut rx) = tokio::sync::mpsc::channel(PARTS_AHEAD);
                 let (src, name, ext) = (
@@ -115,7 +149,7 @@ fn read_one(source: Arc<Source>, entry: Entry) -> BoxStream<'static, Vec<Record>
                     entry.ext.clone(),
                 );
                 let reader = tokio::task::spawn_blocking(move || {
-                    read_export_parts(&src, &name, &ext, &bytes, &mut |part| {
+                    read_export_parts(&src, &name, &ext, &bytes, fields, &mut |part| {
                         tx.blocking_send(part).is_ok()
                     })
                 });
@@ -251,8 +285,18 @@ impl RecordSource {
     /// Every export's records, in listing order.
     fn read_all(&self, exports: Vec<Entry>) -> BoxStream<'static, Vec<Record>> {
         let source = self.exports.clone();
+        // Matching a record to its file goes by its recorded path and first author too.
+        let fields = match self.files {
+            Some(_) => self.fields.with(Field::FilePath).with(Field::Authors),
+            None => self.fields,
+        };
         stream::iter(exports)
-            .map(move |e| read_one(source.clone(), e))
+            .map(move |e| {
+                let reading = Reading::start(source.clone(), e.clone());
+                futures::future::ready((e, reading))
+            })
+            .buffered(EXPORTS_AHEAD + 1)
+            .map(move |(e, reading)| read_one(e, reading, fields))
             .flatten()
             .boxed()
     }
@@ -418,9 +462,9 @@ impl RecordSource {
                                         let export = settled
                                             .exports
                                             .iter()
-                                            .find(|e| e.source == r.export)
+                                            .find(|e| Some(e.source.as_str()) == r.export.as_deref())
                                             .cloned()
-                                            .unwrap_or_else(|| Entry::local(std::path::Path::new(&r.export), 0));
+                                            .unwrap_or_else(|| Entry::local(std::path::Path::new(r.export.as_deref().unwrap_or_default()), 0));
                                         let mut entry = export.clone();
                                         entry.uri = format!("record:{}#{}", export.uri, r.record_id);
                                         entry.ext = RECORD_EXTRACTOR.into();

@@ -5,14 +5,14 @@
 //! differs from one its would-be group already has: similar titles happen,
 //! and merging two studies is the error this exists to prevent.
 
-use super::{fold_words_into, FxMap};
+use super::{fold_words_bytes, FxMap};
 
 /// 128 bits of a key's XXH3-128 digest (a collision among a billion
 /// records is about 1 in 10^20).
 type Mark = u128;
 
-fn mark(s: &str) -> Mark {
-    xxhash_rust::xxh3::xxh3_128(s.as_bytes())
+fn mark(s: &[u8]) -> Mark {
+    xxhash_rust::xxh3::xxh3_128(s)
 }
 
 /// What dedup compares of a record, made where the record is made (in
@@ -42,13 +42,13 @@ impl Key<'_> {
     /// The key's marks.
     pub fn marks(&self) -> Marks {
         thread_local! {
-            static FOLDED: std::cell::RefCell<String> = const { std::cell::RefCell::new(String::new()) };
+            static FOLDED: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
         }
         Marks {
-            doi: self.doi.map(mark),
+            doi: self.doi.map(|d| mark(d.as_bytes())),
             title: self.title.and_then(|t| {
                 FOLDED.with_borrow_mut(|f| {
-                    (fold_words_into(t, f) >= MIN_TITLE_WORDS).then(|| mark(f))
+                    (fold_words_bytes(t, f) >= MIN_TITLE_WORDS).then(|| mark(f))
                 })
             }),
             year: self.year,

@@ -11,25 +11,57 @@ use super::{Raw, RawError, TagValue};
 /// Whether `line` starts with an RIS tag: two characters, upper-case letter
 /// then letter or digit, then `  - ` (or one space, or nothing after the dash).
 /// Returns the tag and the value.
+#[inline]
 fn ris_tag(line: &str) -> Option<(&str, &str)> {
     let b = line.as_bytes();
     if b.len() < 4
         || !b[0].is_ascii_uppercase()
         || !(b[1].is_ascii_uppercase() || b[1].is_ascii_digit())
+        || b[2] != b' '
     {
         return None;
     }
-    let rest = &line[2..];
-    let after_spaces = rest.trim_start_matches(' ');
-    let spaces = rest.len() - after_spaces.len();
-    if !(1..=2).contains(&spaces) || !after_spaces.starts_with('-') {
-        return None;
-    }
-    let value = &after_spaces[1..];
+    // One space or two before the dash.
+    let dash = match (b[3], b.get(4)) {
+        (b'-', _) => 3,
+        (b' ', Some(b'-')) => 4,
+        _ => return None,
+    };
+    let value = &line[dash + 1..];
     if !(value.is_empty() || value.starts_with(' ')) {
         return None;
     }
-    Some((&line[..2], value.trim()))
+    Some((&line[..2], trim(value)))
+}
+
+/// `s.trim()`, without its cost when `s` is one space and a text that
+/// starts and ends with visible ASCII (nearly every value).
+#[inline]
+fn trim(s: &str) -> &str {
+    let t = s.strip_prefix(' ').unwrap_or(s);
+    match (t.as_bytes().first(), t.as_bytes().last()) {
+        (Some(&f), Some(&l)) if f > b' ' && f < 0x80 && l > b' ' && l < 0x80 => t,
+        _ => t.trim(),
+    }
+}
+
+/// The lines of `text` as `str::lines` gives them (split at `\n`, a `\r`
+/// before it dropped), each with every trailing `\r` dropped, found with
+/// `memchr`.
+fn lines(text: &str) -> impl Iterator<Item = &str> {
+    let mut pos = 0;
+    std::iter::from_fn(move || {
+        if pos >= text.len() {
+            return None;
+        }
+        let rest = &text[pos..];
+        let (line, next) = match memchr::memchr(b'\n', rest.as_bytes()) {
+            Some(i) => (&rest[..i], pos + i + 1),
+            None => (rest, text.len()),
+        };
+        pos = next;
+        Some(line.trim_end_matches('\r'))
+    })
 }
 
 /// Reads RIS text into records.
@@ -37,9 +69,8 @@ pub fn parse(text: &str) -> (Vec<Raw<'_>>, Vec<RawError>) {
     let mut out = Vec::new();
     let mut errors = Vec::new();
     let mut current: Option<Raw> = None;
-    for (i, line) in text.lines().enumerate() {
+    for (i, line) in lines(text).enumerate() {
         let n = i + 1;
-        let line = line.trim_end_matches('\r');
         match &mut current {
             None => {
                 // Only a type tag opens a record.
@@ -185,6 +216,27 @@ mod tests {
         assert_eq!(ris_tag("1."), None);
         assert_eq!(ris_tag("Ab  - x"), None);
         assert_eq!(ris_tag("AB  -x"), None);
+    }
+
+    #[test]
+    fn lines_are_split_as_str_lines_splits_them() {
+        for t in [
+            "",
+            "\n",
+            "a",
+            "a\n",
+            "a\r\nb",
+            "a\r\r\nb\r",
+            "\n\nTY  - JOUR\r\n\r\nER  - \n",
+        ] {
+            let want: Vec<&str> = t.lines().map(|l| l.trim_end_matches('\r')).collect();
+            assert_eq!(lines(t).collect::<Vec<_>>(), want, "{t:?}");
+        }
+        assert_eq!(
+            ris_tag("TI  -  padded value \t"),
+            Some(("TI", "padded value"))
+        );
+        assert_eq!(ris_tag("TI  - é"), Some(("TI", "é")));
     }
 
     #[test]
