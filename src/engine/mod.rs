@@ -166,6 +166,29 @@ pub trait Publish: Send + Sync + fmt::Debug {
         docs: &[Arc<Document>],
         rows: &mut [Option<RecordBatch>],
     ) -> crate::error::Result<()>;
+
+    /// Called once a run has gone through its whole listing of `source`
+    /// (not when a query stopped early or failed), with every path the
+    /// listing gave (files below the scanned depth too): what the store
+    /// holds of paths under `source` that are not listed any more (a file
+    /// taken out of the corpus) is cleared.
+    async fn finish(
+        &self,
+        _source: &str,
+        _listed: &std::collections::HashSet<String>,
+    ) -> crate::error::Result<()> {
+        Ok(())
+    }
+}
+
+/// Whether the path `path` of a listing lies under the source `source`
+/// (the file itself, or a path below the folder or prefix).
+pub fn under_source(source: &str, path: &str) -> bool {
+    let root = source.trim_end_matches('/');
+    path == root
+        || path
+            .strip_prefix(root)
+            .is_some_and(|rest| rest.starts_with('/'))
 }
 
 /// What decides a run's rows besides the documents, hashed: the rendered
@@ -476,10 +499,44 @@ impl PartitionStream for RunPartition {
                     .try_flatten(),
             )
         })
-        .try_flatten()
-        .boxed();
+        .try_flatten();
+        // Once every window is through: what the store holds of files no
+        // longer listed is cleared (see [`Publish::finish`]).
+        let run = self.run.clone();
+        let finish = futures::stream::once(async move {
+            finish_run(&run).await?;
+            Ok::<_, DataFusionError>(None)
+        });
+        let windows = windows
+            .map_ok(Some)
+            .chain(finish)
+            .try_filter_map(|b| futures::future::ready(Ok(b)))
+            .boxed();
         Box::pin(RecordBatchStreamAdapter::new(self.schema.clone(), windows))
     }
+}
+
+/// The end of a run that went through its whole listing: its publisher
+/// told every path the source lists now (a run over records has none).
+async fn finish_run(run: &Run) -> Result<()> {
+    let Some(publish) = &run.publish else {
+        return Ok(());
+    };
+    if run.records.is_some() {
+        return Ok(());
+    }
+    let source = Source::parse(&run.source).map_err(DataFusionError::from)?;
+    let listed: std::collections::HashSet<String> = source
+        .entries(run.opts.recursive)
+        .await
+        .map_err(DataFusionError::from)?
+        .into_iter()
+        .map(|e| e.source)
+        .collect();
+    publish
+        .finish(&run.source, &listed)
+        .await
+        .map_err(DataFusionError::from)
 }
 
 /// How the run reads its source.
@@ -757,4 +814,21 @@ pub async fn latest_extraction(store: &Store) -> Option<(String, SchemaRef)> {
     let schema = b.schema().clone();
     let (protocol, _) = read_parquet_meta(bytes, LATEST_KEY).ok()?;
     Some((protocol?, schema))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::under_source;
+
+    #[test]
+    fn paths_under_a_source() {
+        assert!(under_source("corpus/", "corpus/a.pdf"));
+        assert!(under_source("corpus", "corpus/2019/a.pdf"));
+        assert!(under_source("s3://b/trials/", "s3://b/trials/x.pdf"));
+        assert!(under_source("corpus/a.pdf", "corpus/a.pdf"));
+        // A folder whose name starts like the source's is another folder.
+        assert!(!under_source("corpus", "corpus2/a.pdf"));
+        assert!(!under_source("corpus/a.pdf", "corpus/a.pdf.bak"));
+        assert!(!under_source("s3://b/trials/", "s3://b/other/x.pdf"));
+    }
 }

@@ -309,6 +309,31 @@ impl Publish for StoreClaims {
         }
         Ok(())
     }
+
+    /// A file taken out of the corpus: its claims and rejections are
+    /// cleared in one commit (a revision whose change feed lists each of
+    /// its claims as removed). Only paths under this run's source are
+    /// looked at, so another corpus's claims under the same spec stay. A
+    /// file still listed but unreadable now keeps its claims (the run
+    /// failed it; the next run tries again).
+    async fn finish(
+        &self,
+        source: &str,
+        listed: &std::collections::HashSet<String>,
+    ) -> crate::error::Result<()> {
+        let gone: Vec<(String, RecordBatch)> = self
+            .store
+            .sources(&self.spec)
+            .await?
+            .into_iter()
+            .filter(|p| crate::engine::under_source(source, p) && !listed.contains(p))
+            .map(|p| (p, RecordBatch::new_empty(CLAIM_ROWS.clone())))
+            .collect();
+        if !gone.is_empty() {
+            self.store.replace(&self.spec, gone, &CLAIM_ROWS).await?;
+        }
+        Ok(())
+    }
 }
 
 /// The store's `claims` (`claims = true`) or `rejections`: the claims

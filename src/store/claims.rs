@@ -162,6 +162,18 @@ impl ClaimStore {
         )))
     }
 
+    /// The documents (paths) the table holds rows of for spec `spec`.
+    pub async fn sources(&self, spec: &str) -> Result<BTreeSet<String>> {
+        match self.table.load().await? {
+            Some(t) => {
+                self.table
+                    .distinct(&t, col("spec").eq(lit(spec)), KEY)
+                    .await
+            }
+            None => Ok(BTreeSet::new()),
+        }
+    }
+
     /// What changed after `revision`, revision by revision (at most
     /// `max_revisions` of them): each claim added or removed, or kept with
     /// a new stamp. Unchanged claims of a replaced document are not listed.

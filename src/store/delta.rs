@@ -232,6 +232,31 @@ impl Delta {
         Ok(concat_batches(&schema, &batches)?)
     }
 
+    /// The distinct values of the text column `column` among the rows
+    /// `filter` matches.
+    pub async fn distinct(
+        &self,
+        table: &DeltaTable,
+        filter: Expr,
+        column: &str,
+    ) -> Result<std::collections::BTreeSet<String>> {
+        let ctx = SessionContext::new();
+        let provider = table.table_provider().await.map_err(|e| self.error(e))?;
+        let batches = ctx
+            .read_table(provider)?
+            .filter(filter)?
+            .select_columns(&[column])?
+            .distinct()?
+            .collect()
+            .await?;
+        let mut out = std::collections::BTreeSet::new();
+        for b in &batches {
+            let c = cast(b.column(0), &DataType::Utf8)?;
+            out.extend(c.as_string::<i32>().iter().flatten().map(str::to_string));
+        }
+        Ok(out)
+    }
+
     /// Commits `batch` in place of the rows `replace` matches (every row
     /// on the table's first commit, which creates it with `name` and, with
     /// `change_feed`, Delta's change data feed on). The commit is the next

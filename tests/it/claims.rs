@@ -433,6 +433,107 @@ Malin 1 has a disk scale length of 70 kpc in the g band.\n";
     assert!(blast.contains("| 3 |"), "{blast}");
 }
 
+/// A file taken out of the corpus: the next full run clears its claims in
+/// one revision (changes_since lists them removed); another folder's
+/// claims under the same spec, and a run that stopped early, clear nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_file_taken_out_of_the_corpus_loses_its_claims_and_nothing_else_does() {
+    let other = "Malin 1 is a giant low surface brightness galaxy. \
+Malin 1 has a disk scale length of 70 kpc in the g band.\n";
+    let other_reply = serde_json::json!({"claims": [
+        {"kind": "measurement", "subject": "Malin 1", "predicate": "scale_length",
+         "quantity": {"verbatim": "70 kpc", "value": 70, "unit_text": "kpc"}, "context": {"band": "g"},
+         "quote": "Malin 1 has a disk scale length of 70 kpc in the g band."}]})
+    .to_string();
+    let srv = TestServer::start(
+        vec![
+            Rule {
+                needle: "Dragonfly 44".into(),
+                actions: vec![Action::Reply(galaxy_reply())],
+            },
+            Rule {
+                needle: "Malin 1".into(),
+                actions: vec![Action::Reply(other_reply)],
+            },
+        ],
+        Duration::ZERO,
+    )
+    .await
+    .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let corpus = corpus_with(dir.path(), &[("df44.txt", GALAXY), ("malin1.txt", other)]);
+    // A second corpus whose folder name starts like the first's.
+    let elsewhere = dir.path().join("corpus2");
+    std::fs::create_dir_all(&elsewhere).unwrap();
+    std::fs::write(elsewhere.join("malin1.txt"), other).unwrap();
+    let spec = spec_file(dir.path());
+    let s = spec.display();
+    let run = |c: &Path| format!("SELECT count(*) AS n FROM claims('{}', '{s}')", c.display());
+    let by_doc =
+        "SELECT document_id, count(*) AS n FROM claims GROUP BY document_id ORDER BY document_id";
+    let ctx = session_for_model(&srv.base_url(), dir.path(), "gpt-4o-mini");
+    assert!(table(&ctx, &run(&corpus)).await.contains("| 3 |"));
+    assert!(table(&ctx, &run(&elsewhere)).await.contains("| 1 |"));
+    let sources = "SELECT DISTINCT document_id FROM claims";
+    assert_eq!(
+        sql(&ctx, sources)
+            .await
+            .unwrap()
+            .iter()
+            .map(|b| b.num_rows())
+            .sum::<usize>(),
+        2,
+        "the two copies of malin1.txt are one document (one text): {}",
+        table(&ctx, by_doc).await
+    );
+    let before = table(&ctx, "SELECT count(*) AS n FROM claims").await;
+    assert!(before.contains("| 4 |"), "{before}");
+    let latest = |t: String| -> i64 {
+        t.lines()
+            .filter_map(|l| l.trim().trim_matches('|').trim().parse().ok())
+            .next()
+            .unwrap_or(-1)
+    };
+    let rev = latest(table(&ctx, "SELECT max(revision) AS r FROM claims").await);
+
+    // A query that stops early does not go through the listing: nothing
+    // is cleared even though a file is gone.
+    std::fs::remove_file(corpus.join("malin1.txt")).unwrap();
+    let _ = table(
+        &ctx,
+        &format!(
+            "SELECT source FROM claims('{}', '{s}') LIMIT 1",
+            corpus.display()
+        ),
+    )
+    .await;
+    // The whole run: malin1.txt's claim from this folder is removed, in one revision.
+    assert!(table(&ctx, &run(&corpus)).await.contains("| 2 |"));
+    let changes = table(
+        &ctx,
+        &format!("SELECT revision, change, count(*) AS n FROM changes_since({rev}) GROUP BY revision, change"),
+    )
+    .await;
+    assert!(changes.contains("| removed | 1 |"), "{changes}");
+    assert_eq!(changes.matches("| removed").count(), 1, "{changes}");
+    assert!(!changes.contains("| added"), "{changes}");
+    // The other folder's copy keeps its claim; df44's are untouched.
+    let after = table(
+        &ctx,
+        "SELECT source, count(*) AS n FROM claims GROUP BY source ORDER BY source",
+    )
+    .await;
+    assert!(after.contains("corpus2/malin1.txt | 1 "), "{after}");
+    assert!(after.contains("corpus/df44.txt    | 2 "), "{after}");
+    assert!(!after.contains("corpus/malin1.txt"), "{after}");
+    // Running again clears nothing more.
+    let cleared = latest(table(&ctx, "SELECT max(revision) AS r FROM changes_since(-1)").await);
+    assert!(cleared > rev, "the clearing is a revision of its own");
+    assert!(table(&ctx, &run(&corpus)).await.contains("| 2 |"));
+    let again = latest(table(&ctx, "SELECT max(revision) AS r FROM changes_since(-1)").await);
+    assert_eq!(again, cleared, "nothing more was committed");
+}
+
 /// Another engine reads the store: DuckDB over the claims table's current
 /// files as the Delta log lists them (the Python `deltalake` package), with
 /// the counts quarry gives.
