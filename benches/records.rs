@@ -17,7 +17,9 @@
 //!
 //! Each tool runs three times on each input (after one run of each on the
 //! smallest, so that neither pays for loading its program from disk) and
-//! the run with the median time is reported.
+//! the run with the median time is reported. quarry runs twice a size:
+//! the dedup counts (two columns), and the same with the titles, abstracts
+//! and authors read too (rispy makes every field of every record).
 //!
 //! Run: `cargo bench --bench records` (release). Needs a Python with
 //! `rispy` 0.10 (`$QUARRY_VENV/bin/python`, else `python3`).
@@ -181,7 +183,7 @@ print(n, dups)
         std::thread::available_parallelism().map_or(0, |n| n.get())
     );
     println!(
-        "{:>9} {:>8} {:>7} | {:>12} {:>9} {:>9} | {:>12} {:>9} {:>9} | {:>7}",
+        "{:>9} {:>8} {:>7} | {:>12} {:>9} {:>9} | {:>12} {:>9} {:>9} | {:>7} | {:>8} {:>7}",
         "records",
         "exports",
         "dups",
@@ -191,7 +193,9 @@ print(n, dups)
         "rispy rec/s",
         "s",
         "peak MiB",
-        "speed x"
+        "speed x",
+        "all s",
+        "all x"
     );
     let mut sizes: Vec<(usize, usize)> = [25_000, 50_000, 100_000]
         .into_iter()
@@ -200,9 +204,16 @@ print(n, dups)
         .collect();
     sizes.push((largest, 10_000));
     sizes.push((largest, largest));
-    let quarry_on = |d: &Path| {
+    // The dedup counts (two columns read), and the same with the titles,
+    // abstracts and authors read too (rispy makes every field of every record).
+    let quarry_query = |d: &Path, all: bool| {
+        let extra = if all {
+            ", sum(length(title)) AS t, sum(length(abstract)) AS a, sum(cardinality(authors)) AS au"
+        } else {
+            ""
+        };
         let q = format!(
-            "SELECT count(*) AS n, count(duplicate_of) AS dups FROM records('{}/')",
+            "SELECT count(*) AS n, count(duplicate_of) AS dups{extra} FROM records('{}/')",
             d.display()
         );
         let mut c = Command::new("/usr/bin/time");
@@ -211,6 +222,7 @@ print(n, dups)
             .args(["sql", "--no-store", "--format", "csv", "-c", &q]);
         c
     };
+    let quarry_on = |d: &Path| quarry_query(d, false);
     let rispy_on = |d: &Path| {
         let mut c = Command::new("/usr/bin/time");
         c.args(["-f", "%M"]).arg(&python).arg(&script).arg(d);
@@ -225,6 +237,7 @@ print(n, dups)
             measured_once(&mut rispy_on(&d));
         }
         let (qout, qs, qmem) = measured(&mut quarry_on(&d));
+        let (_, fs, _) = measured(&mut quarry_query(&d, true));
         let (pout, ps, pmem) = measured(&mut rispy_on(&d));
         let qn: Vec<&str> = qout.lines().nth(1).unwrap_or_default().split(',').collect();
         let pn: Vec<&str> = pout.split_whitespace().collect();
@@ -239,7 +252,7 @@ print(n, dups)
             "rispy counted {pout}"
         );
         println!(
-            "{:>9} {:>8} {:>7} | {:>12.0} {:>9.2} {:>9.1} | {:>12.0} {:>9.2} {:>9.1} | {:>7.1}",
+            "{:>9} {:>8} {:>7} | {:>12.0} {:>9.2} {:>9.1} | {:>12.0} {:>9.2} {:>9.1} | {:>7.1} | {:>8.2} {:>7.1}",
             n,
             n.div_ceil(per),
             format!("{}/{}", qn.get(1).unwrap_or(&"?"), dups),
@@ -249,8 +262,10 @@ print(n, dups)
             n as f64 / ps,
             ps,
             pmem,
-            ps / qs
+            ps / qs,
+            fs,
+            ps / fs
         );
     }
-    println!("dups: quarry's duplicates / duplicates written (rispy's script finds only the DOI ones); peak MiB: maximum resident set of the process (GNU time %M)");
+    println!("dups: quarry's duplicates / duplicates written (rispy's script finds only the DOI ones); peak MiB: maximum resident set of the process (GNU time %M); all s, all x: quarry reading the titles, abstracts and authors too (sum of their lengths), and rispy's time over that");
 }
