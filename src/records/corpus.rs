@@ -285,9 +285,15 @@ impl RecordSource {
     /// Every export's records, in listing order.
     fn read_all(&self, exports: Vec<Entry>) -> BoxStream<'static, Vec<Record>> {
         let source = self.exports.clone();
-        // Matching a record to its file goes by its recorded path and first author too.
+        // Matching a record to its file goes by its recorded path, DOI,
+        // title and first author, whichever columns the query reads.
         let fields = match self.files {
-            Some(_) => self.fields.with(Field::FilePath).with(Field::Authors),
+            Some(_) => self
+                .fields
+                .with(Field::FilePath)
+                .with(Field::Authors)
+                .with(Field::Doi)
+                .with(Field::Title),
             None => self.fields,
         };
         stream::iter(exports)

@@ -67,6 +67,57 @@ async fn the_seed_records_example() {
     );
 }
 
+/// Matching to files goes by the DOI and title whether or not a query reads
+/// those columns: the same matches with only the match columns read.
+#[tokio::test]
+async fn matching_does_not_depend_on_the_columns_read() {
+    let c = ctx(None);
+    let dir = tempfile::tempdir().unwrap();
+    let (exports, pdfs) = (dir.path().join("exports"), dir.path().join("pdfs"));
+    std::fs::create_dir_all(&exports).unwrap();
+    std::fs::create_dir_all(&pdfs).unwrap();
+    std::fs::write(
+        exports.join("a.ris"),
+        "TY  - JOUR\nTI  - Retrieval practice improves long term retention\nAU  - Okafor, A.\nPY  - 2020\nDO  - 10.1234/abc.5\nER  - \n\n\
+TY  - JOUR\nTI  - A randomised trial of interleaved practice\nAU  - Smith, J.\nPY  - 2019\nER  - \n",
+    )
+    .unwrap();
+    let pdf = std::fs::read(root().join("examples/corpus/PMC3751573.pdf")).unwrap();
+    // One file named by the DOI, one by the title.
+    std::fs::write(pdfs.join("10.1234_abc.5.pdf"), &pdf).unwrap();
+    std::fs::write(
+        pdfs.join("A randomised trial of interleaved practice.pdf"),
+        &pdf,
+    )
+    .unwrap();
+    let (e, f) = (
+        q(&exports.display().to_string()),
+        q(&pdfs.display().to_string()),
+    );
+    let rows =
+        |cols: &str| format!("SELECT {cols} FROM records('{e}/', 'files={f}/') ORDER BY line");
+    let few = table(
+        &c,
+        &rows("regexp_replace(matched_source, '^.*/', '') AS file, match_rule"),
+    )
+    .await;
+    let all =
+        table(
+            &c,
+            &format!(
+            "SELECT file, match_rule FROM ({})",
+            rows("regexp_replace(matched_source, '^.*/', '') AS file, match_rule, title, doi, line")
+        ),
+        )
+        .await;
+    assert_eq!(few, all);
+    assert!(few.contains("| 10.1234_abc.5.pdf "), "{few}");
+    assert!(
+        few.contains("| A randomised trial of interleaved practice.pdf "),
+        "{few}"
+    );
+}
+
 /// Every format, a malformed export, and what is not an export.
 #[tokio::test]
 async fn every_format_and_the_broken_ones() {
