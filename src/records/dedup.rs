@@ -286,13 +286,7 @@ mod tests {
             Some("Spaced practice in the classroom today"),
             Some("Editorial"),
         ];
-        let mut seed = 0x2545_f491_4f6c_dd1d_u64;
-        let mut next = || {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed
-        };
+        let mut next = crate::records::tests::xorshift(0x2545_f491_4f6c_dd1d);
         for _ in 0..300 {
             let (mut d, mut r) = (Dedup::default(), Reference::default());
             for _ in 0..(next() % 40) {

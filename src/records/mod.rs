@@ -657,6 +657,8 @@ fn to_record(raw: &Raw, format: Format, database: &Arc<str>, fields: Fields) -> 
     let raw = &Index::new(raw);
     let pick = |tags: &[&str]| raw.first(tags);
     let want = |f: Field| fields.has(f);
+    // A field's value from the first of `tags` the record has, when it is read.
+    let take = |f: Field, tags: &[&str]| if want(f) { pick(tags) } else { None };
     let mut r = Record {
         line: raw.line,
         format: Some(format),
@@ -695,27 +697,15 @@ fn to_record(raw: &Raw, format: Format, database: &Arc<str>, fields: Fields) -> 
                         .filter(|u| u.contains("doi"))
                         .find_map(|u| quarry_udfs::normalize_doi::normalize_doi(u))
                 });
-            if want(Field::Type) {
-                r.ty = pick(&["TY"]);
-            }
+            r.ty = take(Field::Type, &["TY"]);
             if want(Field::Authors) {
                 r.authors = raw.every(&["AU", "A1"]);
             }
-            if want(Field::Venue) {
-                r.venue = pick(&["JF", "JO", "T2", "JA", "J2"]);
-            }
-            if want(Field::Volume) {
-                r.volume = pick(&["VL", "VO"]);
-            }
-            if want(Field::Issue) {
-                r.issue = pick(&["IS", "CP"]);
-            }
-            if want(Field::Pages) {
-                r.pages = pages(pick(&["SP"]), pick(&["EP"]));
-            }
-            if want(Field::Abstract) {
-                r.abstract_text = pick(&["AB", "N2"]);
-            }
+            r.venue = take(Field::Venue, &["JF", "JO", "T2", "JA", "J2"]);
+            r.volume = take(Field::Volume, &["VL", "VO"]);
+            r.issue = take(Field::Issue, &["IS", "CP"]);
+            r.pages = pages(take(Field::Pages, &["SP"]), take(Field::Pages, &["EP"]));
+            r.abstract_text = take(Field::Abstract, &["AB", "N2"]);
             if want(Field::Keywords) {
                 r.keywords = split_semi(raw.every(&["KW"]));
             }
@@ -764,30 +754,16 @@ fn to_record(raw: &Raw, format: Format, database: &Arc<str>, fields: Fields) -> 
             r.title = pick(&["TI"]);
             r.year = pick(&["PY"]).and_then(|v| year_in(&v));
             r.doi = pick(&["DI"]).and_then(|d| quarry_udfs::normalize_doi::normalize_doi(&d));
-            if want(Field::Type) {
-                r.ty = pick(&["PT"]);
-            }
+            r.ty = take(Field::Type, &["PT"]);
             if want(Field::Authors) {
                 r.authors = raw.every(&["AU"]);
             }
-            if want(Field::Venue) {
-                r.venue = pick(&["SO"]);
-            }
-            if want(Field::Volume) {
-                r.volume = pick(&["VL"]);
-            }
-            if want(Field::Issue) {
-                r.issue = pick(&["IS"]);
-            }
-            if want(Field::Pages) {
-                r.pages = pages(pick(&["BP"]), pick(&["EP"]));
-            }
-            if want(Field::Pmid) {
-                r.pmid = pick(&["PM"]);
-            }
-            if want(Field::Abstract) {
-                r.abstract_text = pick(&["AB"]);
-            }
+            r.venue = take(Field::Venue, &["SO"]);
+            r.volume = take(Field::Volume, &["VL"]);
+            r.issue = take(Field::Issue, &["IS"]);
+            r.pages = pages(take(Field::Pages, &["BP"]), take(Field::Pages, &["EP"]));
+            r.pmid = take(Field::Pmid, &["PM"]);
+            r.abstract_text = take(Field::Abstract, &["AB"]);
             if want(Field::Keywords) {
                 r.keywords = split_semi(vec![
                     pick(&["DE"]).unwrap_or_default(),
@@ -805,9 +781,7 @@ fn to_record(raw: &Raw, format: Format, database: &Arc<str>, fields: Fields) -> 
                 .find_map(|v| {
                     quarry_udfs::normalize_doi::normalize_doi(v.trim_end_matches("[doi]"))
                 });
-            if want(Field::Pmid) {
-                r.pmid = pick(&["PMID"]);
-            }
+            r.pmid = take(Field::Pmid, &["PMID"]);
             if want(Field::Authors) {
                 r.authors = {
                     let full = raw.every(&["FAU"]);
@@ -818,27 +792,15 @@ fn to_record(raw: &Raw, format: Format, database: &Arc<str>, fields: Fields) -> 
                     }
                 };
             }
-            if want(Field::Venue) {
-                r.venue = pick(&["JT", "TA"]);
-            }
-            if want(Field::Volume) {
-                r.volume = pick(&["VI"]);
-            }
-            if want(Field::Issue) {
-                r.issue = pick(&["IP"]);
-            }
-            if want(Field::Pages) {
-                r.pages = pick(&["PG"]);
-            }
-            if want(Field::Abstract) {
-                r.abstract_text = pick(&["AB"]);
-            }
+            r.venue = take(Field::Venue, &["JT", "TA"]);
+            r.volume = take(Field::Volume, &["VI"]);
+            r.issue = take(Field::Issue, &["IP"]);
+            r.pages = take(Field::Pages, &["PG"]);
+            r.abstract_text = take(Field::Abstract, &["AB"]);
             if want(Field::Keywords) {
                 r.keywords = raw.every(&["OT", "MH"]);
             }
-            if want(Field::Type) {
-                r.ty = pick(&["PT"]);
-            }
+            r.ty = take(Field::Type, &["PT"]);
         }
         Format::Bibtex => {
             let clean =
@@ -1396,6 +1358,17 @@ fn digest(parts: &[&str]) -> String {
 mod tests {
     use super::*;
 
+    /// A seeded xorshift64 generator: the same numbers on every run, for
+    /// tests that try many generated inputs.
+    pub(crate) fn xorshift(mut seed: u64) -> impl FnMut() -> u64 {
+        move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        }
+    }
+
     /// Folding as it was written first: NFKD of the whole text, marks
     /// dropped, letters and digits lower-cased, words joined by one space.
     fn fold_reference(s: &str) -> String {
@@ -1423,13 +1396,7 @@ mod tests {
     fn folding_byte_by_byte_matches_the_reference() {
         // Every ASCII byte, in runs of letters, digits and the rest, and
         // texts that are not ASCII (accents, ligatures, full-width digits).
-        let mut seed = 0x9e37_79b9_7f4a_7c15_u64;
-        let mut next = || {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed
-        };
+        let mut next = xorshift(0x9e37_79b9_7f4a_7c15);
         let mut texts: Vec<String> = (0..2000)
             .map(|_| {
                 let n = (next() % 60) as usize;

@@ -225,11 +225,19 @@ impl Delta {
 
     /// The rows of `table` that `filter` keeps, as one batch of its schema.
     pub async fn rows(&self, table: &DeltaTable, filter: Expr) -> Result<RecordBatch> {
-        let ctx = SessionContext::new();
+        let rows = self.filtered(table, filter).await?;
+        let schema = rows.schema().as_arrow().clone();
+        Ok(concat_batches(&Arc::new(schema), &rows.collect().await?)?)
+    }
+
+    /// The rows of `table` that `filter` matches, as a query to run.
+    async fn filtered(
+        &self,
+        table: &DeltaTable,
+        filter: Expr,
+    ) -> Result<datafusion::dataframe::DataFrame> {
         let provider = table.table_provider().await.map_err(|e| self.error(e))?;
-        let schema = provider.schema();
-        let batches = ctx.read_table(provider)?.filter(filter)?.collect().await?;
-        Ok(concat_batches(&schema, &batches)?)
+        Ok(SessionContext::new().read_table(provider)?.filter(filter)?)
     }
 
     /// The distinct values of the text column `column` among the rows
@@ -240,11 +248,9 @@ impl Delta {
         filter: Expr,
         column: &str,
     ) -> Result<std::collections::BTreeSet<String>> {
-        let ctx = SessionContext::new();
-        let provider = table.table_provider().await.map_err(|e| self.error(e))?;
-        let batches = ctx
-            .read_table(provider)?
-            .filter(filter)?
+        let batches = self
+            .filtered(table, filter)
+            .await?
             .select_columns(&[column])?
             .distinct()?
             .collect()

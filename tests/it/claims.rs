@@ -289,6 +289,19 @@ async fn every_draft_is_a_claim_or_a_rejection_and_failures_are_rows() {
     assert!(why.contains("a measurement needs a quantity"), "{why}");
 }
 
+/// A second paper, with one measurement in context.
+const MALIN1: &str = "Malin 1 is a giant low surface brightness galaxy. \
+Malin 1 has a disk scale length of 70 kpc in the g band.\n";
+
+/// The model's reply for [`MALIN1`].
+fn malin1_reply() -> String {
+    serde_json::json!({"claims": [
+        {"kind": "measurement", "subject": "Malin 1", "predicate": "scale_length",
+         "quantity": {"verbatim": "70 kpc", "value": 70, "unit_text": "kpc"}, "context": {"band": "g"},
+         "quote": "Malin 1 has a disk scale length of 70 kpc in the g band."}]})
+    .to_string()
+}
+
 fn session_for_model(url: &str, dir: &Path, model: &str) -> datafusion::prelude::SessionContext {
     let cfg = format!(
         "[model]\nname = \"{model}\"\n[endpoints.default]\nbase_url = \"{url}\"\nbackoff_initial_ms = 5\n"
@@ -301,13 +314,7 @@ fn session_for_model(url: &str, dir: &Path, model: &str) -> datafusion::prelude:
 /// exactly what.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn revisions_follow_models_and_edits_and_changes_since_lists_them() {
-    let other = "Malin 1 is a giant low surface brightness galaxy. \
-Malin 1 has a disk scale length of 70 kpc in the g band.\n";
-    let other_reply = serde_json::json!({"claims": [
-        {"kind": "measurement", "subject": "Malin 1", "predicate": "scale_length",
-         "quantity": {"verbatim": "70 kpc", "value": 70, "unit_text": "kpc"}, "context": {"band": "g"},
-         "quote": "Malin 1 has a disk scale length of 70 kpc in the g band."}]})
-    .to_string();
+    let (other, other_reply) = (MALIN1, malin1_reply());
     // The edited paper: the i-band radius corrected, the g-band one kept.
     let edited = GALAXY.replace("is 4.1 kpc", "is 3.9 kpc");
     let edited_reply = galaxy_reply().replace("4.1", "3.9");
@@ -438,13 +445,7 @@ Malin 1 has a disk scale length of 70 kpc in the g band.\n";
 /// claims under the same spec, and a run that stopped early, clear nothing.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_file_taken_out_of_the_corpus_loses_its_claims_and_nothing_else_does() {
-    let other = "Malin 1 is a giant low surface brightness galaxy. \
-Malin 1 has a disk scale length of 70 kpc in the g band.\n";
-    let other_reply = serde_json::json!({"claims": [
-        {"kind": "measurement", "subject": "Malin 1", "predicate": "scale_length",
-         "quantity": {"verbatim": "70 kpc", "value": 70, "unit_text": "kpc"}, "context": {"band": "g"},
-         "quote": "Malin 1 has a disk scale length of 70 kpc in the g band."}]})
-    .to_string();
+    let (other, other_reply) = (MALIN1, malin1_reply());
     let srv = TestServer::start(
         vec![
             Rule {
