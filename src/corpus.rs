@@ -105,6 +105,7 @@ pub fn documents(
     with_unscanned: bool,
 ) -> BoxStream<'static, crate::error::Result<Document>> {
     let parallel = std::thread::available_parallelism().map_or(2, |n| n.get()) * 2;
+    let flush_store = store.clone();
     let listing = {
         let source = source.clone();
         async move { source.entries(opts.recursive).await }
@@ -138,6 +139,18 @@ pub fn documents(
             });
             futures::future::ready(Some(doc))
         })
+        // At the end of the listing, the ingestions kept are packed.
+        .chain(
+            stream::once(async move {
+                if let Some(store) = flush_store {
+                    if let Err(e) = store.flush_ingest().await {
+                        eprintln!("warning: the ingest cache could not be packed yet (its entries stay as single files): {e}");
+                    }
+                }
+                None
+            })
+            .filter_map(futures::future::ready),
+        )
         .boxed()
 }
 

@@ -502,9 +502,9 @@ impl PartitionStream for RunPartition {
         .try_flatten();
         // Once every window is through: what the store holds of files no
         // longer listed is cleared (see [`Publish::finish`]).
-        let run = self.run.clone();
+        let (run, results) = (self.run.clone(), self.results.clone());
         let finish = futures::stream::once(async move {
-            finish_run(&run).await?;
+            finish_run(&run, results.as_ref()).await?;
             Ok::<_, DataFusionError>(None)
         });
         let windows = windows
@@ -516,13 +516,11 @@ impl PartitionStream for RunPartition {
     }
 }
 
-/// The end of a run that went through its whole listing: its publisher
-/// told every path the source lists now (a run over records has none).
-async fn finish_run(run: &Run) -> Result<()> {
-    let Some(publish) = &run.publish else {
-        return Ok(());
-    };
-    if run.records.is_some() {
+/// The end of a run that went through its whole listing: what the store
+/// holds of paths the source no longer lists is cleared, from the run's
+/// tables and through its publisher (a run over records lists no files).
+async fn finish_run(run: &Run, results: Option<&RunStore>) -> Result<()> {
+    if run.records.is_some() || (results.is_none() && run.publish.is_none()) {
         return Ok(());
     }
     let source = Source::parse(&run.source).map_err(DataFusionError::from)?;
@@ -533,10 +531,19 @@ async fn finish_run(run: &Run) -> Result<()> {
         .into_iter()
         .map(|e| e.source)
         .collect();
-    publish
-        .finish(&run.source, &listed)
-        .await
-        .map_err(DataFusionError::from)
+    if let Some(results) = results {
+        results
+            .finish(&run.source, &listed)
+            .await
+            .map_err(DataFusionError::from)?;
+    }
+    if let Some(publish) = &run.publish {
+        publish
+            .finish(&run.source, &listed)
+            .await
+            .map_err(DataFusionError::from)?;
+    }
+    Ok(())
 }
 
 /// How the run reads its source.

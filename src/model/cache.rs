@@ -1,5 +1,5 @@
-//! The response cache: one small JSON object per successful reply in the
-//! store (local or S3), keyed on [`Request::cache_key`](super::Request::cache_key):
+//! The response cache: one small JSON entry per successful reply in the
+//! store (local or S3; packed, see [`crate::store::packs`]), keyed on [`Request::cache_key`](super::Request::cache_key):
 //! messages, model, output cap, temperature, schema, API shape and base URL,
 //! and nothing else (not the key, timeout or retry policy). Failures are
 //! never cached.
@@ -10,6 +10,7 @@ use serde::{Deserialize, Serialize};
 
 use super::Reply;
 use crate::error::Result;
+use crate::store::packs::Packs;
 use crate::store::Store;
 
 /// The folder of the cache in a store.
@@ -36,6 +37,7 @@ pub struct CacheStats {
 #[derive(Debug)]
 pub struct Cache {
     store: Store,
+    packs: Packs,
     hits: AtomicU64,
     misses: AtomicU64,
     writes: AtomicU64,
@@ -46,24 +48,19 @@ impl Cache {
     pub fn new(store: Store) -> Self {
         Self {
             store,
+            packs: Packs::new(CACHE_DIR, "json"),
             hits: AtomicU64::new(0),
             misses: AtomicU64::new(0),
             writes: AtomicU64::new(0),
         }
     }
 
-    fn rel(key: &str) -> String {
-        format!("{CACHE_DIR}/{}/{key}.json", &key[..2])
-    }
-
     /// The stored reply for `key`. An unreadable entry is a miss.
     pub async fn get(&self, key: &str) -> Option<Reply> {
         let got = self
-            .store
-            .get(&Self::rel(key))
+            .packs
+            .get(&self.store, key)
             .await
-            .ok()
-            .flatten()
             .and_then(|b| serde_json::from_slice::<Entry>(&b).ok());
         match got {
             Some(e) => {
@@ -84,7 +81,7 @@ impl Cache {
             model: model.to_string(),
         })
         .expect("a reply serialises");
-        self.store.put(&Self::rel(key), bytes).await?;
+        self.packs.put(&self.store, key, bytes).await?;
         self.writes.fetch_add(1, Ordering::Relaxed);
         Ok(())
     }
@@ -103,18 +100,18 @@ impl Cache {
         }
     }
 
+    /// Packs the replies kept since the last fold.
+    pub async fn flush(&self) -> Result<()> {
+        self.packs.flush(&self.store).await
+    }
+
     /// Entries and bytes on the store.
     pub async fn size(&self) -> Result<(u64, u64)> {
-        let l = self.store.list(CACHE_DIR).await?;
-        Ok((l.len() as u64, l.iter().map(|(_, b)| b).sum()))
+        self.packs.size(&self.store).await
     }
 
     /// Removes every entry; returns how many.
     pub async fn clear(&self) -> Result<u64> {
-        let l = self.store.list(CACHE_DIR).await?;
-        for (p, _) in &l {
-            self.store.delete(p).await?;
-        }
-        Ok(l.len() as u64)
+        self.packs.clear(&self.store).await
     }
 }

@@ -684,8 +684,16 @@ impl Runtime {
         }
     }
 
-    /// Writes the trace rows not yet written.
+    /// Writes the trace rows not yet written, and packs the replies the
+    /// cache kept since its last fold.
     pub async fn flush(&self) -> Result<()> {
+        if let Some(cache) = &self.cache {
+            if let Err(e) = cache.flush().await {
+                self.warn_once("cache-fold", || {
+                    format!("the response cache could not be packed yet (its entries stay as single files): {e}")
+                });
+            }
+        }
         self.trace.flush().await
     }
 }

@@ -4,6 +4,7 @@
 
 pub mod claims;
 pub mod delta;
+pub mod packs;
 pub mod results;
 
 use std::collections::BTreeMap;
@@ -36,7 +37,12 @@ pub struct Store {
     pub location: String,
     /// The folder, for a local store.
     local_dir: Option<std::path::PathBuf>,
+    /// The ingest cache (shared by the store's clones).
+    ingest: Arc<packs::Packs>,
 }
+
+/// The folder of the ingest cache in a store.
+pub const INGEST_DIR: &str = "ingest";
 
 /// The document-level fields kept beside a cached document's blocks.
 #[derive(Debug, Serialize, Deserialize)]
@@ -65,6 +71,7 @@ impl Store {
                 prefix: ObjPath::from(key.trim_end_matches('/')),
                 location: location.to_string(),
                 local_dir: None,
+                ingest: Self::ingest_packs(),
             });
         }
         let dir = location.strip_prefix("file://").unwrap_or(location);
@@ -76,7 +83,12 @@ impl Store {
             prefix: ObjPath::default(),
             location: location.to_string(),
             local_dir: std::fs::canonicalize(dir).ok(),
+            ingest: Self::ingest_packs(),
         })
+    }
+
+    fn ingest_packs() -> Arc<packs::Packs> {
+        Arc::new(packs::Packs::new(INGEST_DIR, "parquet"))
     }
 
     /// The URL of table folder `rel` for Delta Lake, and the object store
@@ -125,6 +137,15 @@ impl Store {
     pub async fn get(&self, rel: &str) -> Result<Option<Bytes>> {
         match self.store.get(&self.path(rel)).await {
             Ok(g) => g.bytes().await.map(Some).map_err(|e| self.error(e)),
+            Err(object_store::Error::NotFound { .. }) => Ok(None),
+            Err(e) => Err(self.error(e)),
+        }
+    }
+
+    /// Bytes `range` of `rel`, `None` when it does not exist.
+    pub async fn get_range(&self, rel: &str, range: std::ops::Range<u64>) -> Result<Option<Bytes>> {
+        match self.store.get_range(&self.path(rel), range).await {
+            Ok(b) => Ok(Some(b)),
             Err(object_store::Error::NotFound { .. }) => Ok(None),
             Err(e) => Err(self.error(e)),
         }
@@ -182,17 +203,13 @@ impl Store {
         hex::encode(Sha256::digest(s.as_bytes()))
     }
 
-    fn ingest_rel(key: &str) -> String {
-        format!("ingest/{}/{key}.parquet", &key[..2])
-    }
-
     /// A cached ingestion of `entry`, if the store has one for this spec.
     pub async fn get_ingest(&self, entry: &Entry, spec: &IngestSpec) -> Option<Document> {
         if entry.uri.starts_with("http") && entry.modified_ms.is_none() {
             return None; // a URL without a version cannot be known unchanged
         }
         let key = Self::ingest_key(entry, spec);
-        let bytes = self.get(&Self::ingest_rel(&key)).await.ok()??;
+        let bytes = self.ingest.get(self, &key).await?;
         decode_document(entry.clone(), bytes).ok()
     }
 
@@ -200,8 +217,12 @@ impl Store {
     /// not hidden, but callers may go on without the cache.
     pub async fn put_ingest(&self, doc: &Document, spec: &IngestSpec) -> Result<()> {
         let key = Self::ingest_key(&doc.entry, spec);
-        self.put(&Self::ingest_rel(&key), encode_document(doc)?)
-            .await
+        self.ingest.put(self, &key, encode_document(doc)?).await
+    }
+
+    /// Packs the ingestions kept since the last fold (see [`packs`]).
+    pub async fn flush_ingest(&self) -> Result<()> {
+        self.ingest.flush(self).await
     }
 }
 

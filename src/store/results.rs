@@ -297,6 +297,69 @@ impl RunStore {
         .await
     }
 
+    /// A run that went through its whole listing of `source`: the rows
+    /// (and ledger entries) this run's tables hold of paths under `source`
+    /// that the listing `listed` no longer gives (a file taken out of the
+    /// corpus, or moved) are removed, one commit per table that held any,
+    /// so the store's tables are the corpus as it is. Another corpus's
+    /// rows, and other protocols' rows of a shared table, stay; a file
+    /// still listed but unreadable now keeps its rows (the next run tries
+    /// it again).
+    pub async fn finish(
+        &self,
+        source: &str,
+        listed: &std::collections::HashSet<String>,
+    ) -> Result<usize> {
+        let gone_of = |held: std::collections::BTreeSet<String>| -> Vec<String> {
+            held.into_iter()
+                .filter(|p| crate::engine::under_source(source, p) && !listed.contains(p))
+                .collect()
+        };
+        let mut cleared = std::collections::BTreeSet::new();
+        for table in &self.tables {
+            let Some(t) = table.delta.up_to_date().await? else {
+                continue;
+            };
+            let filter = if table.shared {
+                col(PROTOCOL).eq(lit(self.protocol.as_str()))
+            } else {
+                lit(true)
+            };
+            let gone = gone_of(table.delta.distinct(&t, filter, "source").await?);
+            if gone.is_empty() {
+                continue;
+            }
+            let paths: Vec<&str> = gone.iter().map(String::as_str).collect();
+            let empty = RecordBatch::new_empty(table.stored.clone());
+            commit(
+                &table.delta,
+                empty,
+                self.of(table, &paths),
+                table.name,
+                &paths,
+            )
+            .await?;
+            cleared.extend(gone);
+        }
+        if let Some(t) = self.ledger.up_to_date().await? {
+            let mine = col("run").eq(lit(self.run.as_str()));
+            cleared.extend(gone_of(self.ledger.distinct(&t, mine, "source").await?));
+            if !cleared.is_empty() {
+                let paths: Vec<&str> = cleared.iter().map(String::as_str).collect();
+                let empty = RecordBatch::new_empty(ledger_schema());
+                commit(
+                    &self.ledger,
+                    empty,
+                    self.ledger_of(&paths),
+                    "ledger",
+                    &paths,
+                )
+                .await?;
+            }
+        }
+        Ok(cleared.len())
+    }
+
     /// A document's rows of `table` in its stored columns.
     fn stored_rows(
         &self,

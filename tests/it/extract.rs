@@ -1326,3 +1326,76 @@ async fn duckdb_reads_the_stores_run_tables_with_quarrys_counts() {
     }
     assert!(!dir.path().join("store/results").exists());
 }
+
+/// A file taken out of the corpus leaves the store's run tables: after a
+/// run through the whole listing, `extraction` and `evidence` hold no rows
+/// of it (nor the ledger an entry), while another corpus's rows stay; a
+/// query that stopped early (LIMIT) clears nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_file_taken_out_of_the_corpus_leaves_the_stores_run_tables() {
+    let srv = TestServer::start(
+        vec![rule(
+            "We ran a randomised",
+            vec![Action::Reply(SEED_REPLY.into())],
+        )],
+        Duration::ZERO,
+    )
+    .await
+    .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let corpus = corpus_with(
+        dir.path(),
+        &[
+            ("a.txt", SEED_TEXT),
+            (
+                "b.txt",
+                &format!("{SEED_TEXT}A second site joined later.\n"),
+            ),
+        ],
+    );
+    let other = dir.path().join("other");
+    std::fs::create_dir_all(&other).unwrap();
+    std::fs::write(
+        other.join("c.txt"),
+        format!("{SEED_TEXT}Follow-up was one year.\n"),
+    )
+    .unwrap();
+    let proto = protocol_file(dir.path(), PROTOCOL);
+    let p = proto.display();
+    let ctx = session(&srv.base_url(), dir.path());
+    for c in [&corpus, &other] {
+        let t = table(
+            &ctx,
+            &format!(
+                "SELECT count(*) AS n FROM extract('{}', '{p}')",
+                c.display()
+            ),
+        )
+        .await;
+        assert!(!t.contains("| 0 "), "{t}");
+    }
+    let held = "SELECT (SELECT string_agg(DISTINCT regexp_replace(source, '.*/', ''), ',' ORDER BY regexp_replace(source, '.*/', '')) FROM extraction) AS e, \
+                (SELECT count(DISTINCT document_id) FROM evidence) AS v";
+    let before = table(&ctx, held).await;
+    assert!(before.contains("| a.txt,b.txt,c.txt | 3 |"), "{before}");
+    std::fs::remove_file(corpus.join("b.txt")).unwrap();
+    let c = corpus.display();
+    table(
+        &ctx,
+        &format!("SELECT source FROM extract('{c}', '{p}') LIMIT 1"),
+    )
+    .await;
+    let stopped = table(&ctx, held).await;
+    assert_eq!(stopped, before, "a LIMIT query cleared rows");
+    table(&ctx, &format!("SELECT count(*) FROM extract('{c}', '{p}')")).await;
+    let after = table(&ctx, held).await;
+    assert!(after.contains("| a.txt,c.txt | 2 |"), "{after}");
+    let n = finished_of(&dir.path().join("store")).await;
+    assert!(n.values().all(|&n| n == 2), "ledger {n:?}");
+}
+
+/// The store's ledger's finished documents, by table.
+async fn finished_of(store: &Path) -> std::collections::BTreeMap<String, usize> {
+    let store = quarry::store::Store::open(&store.display().to_string()).unwrap();
+    quarry::store::results::finished(&store).await.unwrap()
+}
