@@ -132,7 +132,7 @@ async fn bench() {
             current.join(", ")
         );
     }
-    println!("files: by folder of the store (tables/<name> are Delta Lake tables: data files and _delta_log entries; calls the trace; cache the response cache, one file per request; ingest the parsed documents, one per file)");
+    println!("files: by folder of the store (tables/<name> are Delta Lake tables: data files and _delta_log entries; cache the response cache and ingest the parsed documents, packs and their indexes plus single files not yet packed)");
 }
 
 /// The one protocol folder under `tables/extraction/`.

@@ -1325,7 +1325,20 @@ async fn duckdb_reads_the_stores_run_tables_with_quarrys_counts() {
         assert!(data <= 16, "{t}: {data} data files for 50 documents");
     }
     assert!(!dir.path().join("store/results").exists());
+    // The caches are packs, not a file per request or document: every
+    // entry packed by the end of the runs (no single files left).
+    for (c, most) in [("cache", 2 * 2 * FANOUT), ("ingest", 2 * FANOUT)] {
+        let all = walk_files(&dir.path().join("store").join(c));
+        let single = all
+            .iter()
+            .filter(|p| !p.to_string_lossy().contains("/packs/"))
+            .count();
+        assert_eq!(single, 0, "{c}: {all:?}");
+        assert!(all.len() <= most, "{c}: {} files", all.len());
+    }
 }
+
+const FANOUT: usize = quarry::store::packs::FANOUT;
 
 /// A file taken out of the corpus leaves the store's run tables: after a
 /// run through the whole listing, `extraction` and `evidence` hold no rows
