@@ -1,7 +1,9 @@
 //! The review path: protocols, and the SQL that screening and extraction
 //! run (`sql/*.sql`, rendered with a protocol's parameters).
 
+pub mod cite;
 pub mod claims;
+pub mod coherence;
 pub mod protocol;
 
 use serde_json::{json, Value};
