@@ -149,6 +149,30 @@ pub fn session(settings: &Settings) -> Result<SessionContext> {
     ctx.register_udf(ScalarUDF::from(
         crate::functions::claims::ClaimDrafts::default(),
     ));
+    ctx.register_udf(ScalarUDF::from(
+        crate::functions::study_claims::StudyClaimsRead::default(),
+    ));
+    for (name, kind) in [
+        ("study_claims", crate::functions::study_claims::Kind::Claims),
+        (
+            "study_claim_support",
+            crate::functions::study_claims::Kind::Support,
+        ),
+        (
+            "study_claims_dropped",
+            crate::functions::study_claims::Kind::Dropped,
+        ),
+        (
+            "study_claims_sql",
+            crate::functions::study_claims::Kind::Sql,
+        ),
+        ("gaps", crate::functions::study_claims::Kind::Gaps),
+    ] {
+        ctx.register_udtf(
+            name,
+            Arc::new(crate::functions::study_claims::StudyClaimsFn { kind }),
+        );
+    }
     for (name, kind) in [
         ("claims", crate::functions::claims::Kind::Claims),
         ("rejections", crate::functions::claims::Kind::Rejections),

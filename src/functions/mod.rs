@@ -14,6 +14,7 @@ pub mod llm;
 pub mod model_tables;
 pub mod records;
 pub mod segment;
+pub mod study_claims;
 
 use std::collections::BTreeMap;
 use std::fmt;

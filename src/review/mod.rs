@@ -5,6 +5,7 @@ pub mod cite;
 pub mod claims;
 pub mod coherence;
 pub mod protocol;
+pub mod study_claims;
 
 use serde_json::{json, Value};
 

@@ -18,3 +18,4 @@ mod records;
 mod s3;
 mod segmenting;
 mod slt;
+mod synthesis;

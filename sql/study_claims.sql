@@ -1,0 +1,67 @@
+-- study_claims(src, protocol), study_claim_support(src, protocol),
+-- study_claims_dropped(src, protocol) and gaps(src, protocol), step by
+-- step.
+--
+-- quarry renders this file with a protocol's parameters (every {{name}})
+-- and runs it in stages: each `-- @stage NAME` query is run once and kept
+-- as table NAME for the stages after it; each function gives one of the
+-- `-- @output NAME` queries (`gaps` the one in sql/gaps.sql).
+-- `study_claims_sql('SRC', 'protocol.toml')` prints the rendered text
+-- (with the claims output).
+
+-- @stage studies
+-- The extraction's studies, numbered in order of source: documents read
+-- (whole or in part), never a duplicate. `extract` restores its rows from
+-- the store when the run is stored, with no request.
+SELECT CAST(row_number() OVER (ORDER BY source) AS BIGINT) AS study,
+       '[study ' || CAST(row_number() OVER (ORDER BY source) AS VARCHAR) || '] ' || {{study_line}} AS line,
+       e.*
+FROM extract('{{src}}', '{{protocol}}') e
+WHERE status IN ('ok', 'incomplete') AND duplicate_of IS NULL;
+
+-- @stage asked
+-- One request: the instructions, then every study on a line of its own.
+SELECT llm_json_detail({{prompt}} || lines, '{{schema}}',
+                       'stage=study_claims, label=' || CAST(n AS VARCHAR) || ' studies{{llm_options}}') AS r
+FROM (SELECT string_agg(line, chr(10) ORDER BY study) AS lines, count(*) AS n FROM studies)
+WHERE n > 0;
+
+-- @stage verified
+-- The reply read (nothing repaired) and every study number and moderator
+-- checked against the table: one row per claim kept or thing dropped.
+SELECT unnest(study_claims_read(r['text'], r['ok'], r['error'], k.known, '{{columns}}')) AS c
+FROM asked CROSS JOIN (SELECT array_agg(study) AS known FROM studies) k;
+
+-- @output claims
+-- One row per claim: the studies for and against it, and the field that
+-- tells them apart (NULL when none was named, or the one named is not a
+-- column of the table).
+SELECT c['claim_id'] AS claim_id, c['claim'] AS claim, c['moderator'] AS moderator,
+       c['support'] AS support, c['contradict'] AS contradict,
+       CAST(cardinality(c['support']) AS BIGINT) AS n_support,
+       CAST(cardinality(c['contradict']) AS BIGINT) AS n_contradict
+FROM verified
+WHERE c['row_kind'] = 'claim'
+ORDER BY CAST(substr(c['claim_id'], 2) AS BIGINT);
+
+-- @output support
+-- Long: one row per claim and study, its role, and the study's document.
+WITH roles AS (
+  SELECT c['claim_id'] AS claim_id, unnest(c['support']) AS study, 'support' AS role
+  FROM verified WHERE c['row_kind'] = 'claim'
+  UNION ALL
+  SELECT c['claim_id'] AS claim_id, unnest(c['contradict']) AS study, 'contradict' AS role
+  FROM verified WHERE c['row_kind'] = 'claim'
+)
+SELECT r.claim_id, r.study, r.role, s.source, s.document_id
+FROM roles r JOIN studies s ON s.study = r.study
+ORDER BY CAST(substr(r.claim_id, 2) AS BIGINT), r.role DESC, r.study;
+
+-- @output dropped
+-- What the checks removed, and why: `unknown_study` (a number that is not
+-- a study of the table), `both_roles`, `no_support` (the claim is
+-- dropped), `unknown_moderator` (cleared), `invalid`, `unreadable` (the
+-- reply), `failed` (the request).
+SELECT c['claim_id'] AS claim_id, c['what'] AS what, c['detail'] AS detail
+FROM verified
+WHERE c['row_kind'] = 'dropped';

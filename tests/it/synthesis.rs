@@ -1,0 +1,157 @@
+//! From the extraction table to a review (issue 19): claims across
+//! studies against the scripted model server on 127.0.0.1.
+
+use std::time::Duration;
+
+use quarry::model::test_server::{Action, Rule, TestServer};
+
+use crate::common::{corpus_with, table};
+
+const PROTOCOL: &str = r#"
+name = "spacing"
+question = "Does spaced practice improve retention?"
+[[fields]]
+name = "design"
+description = "The study design"
+type = "enum"
+values = ["randomised controlled trial", "cohort", "case-control"]
+[[fields]]
+name = "setting"
+description = "Where the study ran"
+[[fields]]
+name = "n"
+description = "Number of participants"
+type = "integer"
+"#;
+
+/// 24 studies: an extraction (one reply per document, its quotes in the
+/// text), then one study_claims request whose reply names invented
+/// studies, a claim with no real support and an invented moderator: each
+/// dropped and counted, the rest kept, the support table joined to the
+/// studies' documents.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn claims_across_studies_drop_invented_studies_and_moderators() {
+    let files: Vec<(String, String)> = (1..=24)
+        .map(|i| {
+            (
+                format!("s{i:02}.txt"),
+                format!("We ran a randomised controlled trial. We enrolled 120 participants. This was site {i}.\n"),
+            )
+        })
+        .collect();
+    let refs: Vec<(&str, &str)> = files
+        .iter()
+        .map(|(a, b)| (a.as_str(), b.as_str()))
+        .collect();
+    let extraction = |i: usize| {
+        serde_json::json!({"design": "randomised controlled trial", "n": 120, "setting": format!("site {i}"),
+            "design__quote": "We ran a randomised controlled trial.", "n__quote": "We enrolled 120 participants.",
+            "setting__quote": format!("This was site {i}.")})
+        .to_string()
+    };
+    let claims = serde_json::json!({"claims": [
+        {"claim": "Spaced practice improved retention", "support": [1, 2, 3, 97], "contradict": [4, 98], "moderator": "design"},
+        {"claim": "An effect only in invented studies", "support": [40, 41], "contradict": [], "moderator": null},
+        {"claim": "Larger trials found smaller effects", "support": [5, 6], "contradict": [7], "moderator": "funding_source"},
+        {"claim": "Retention held at one year", "support": [8], "contradict": [], "moderator": null}
+    ]})
+    .to_string();
+    let mut rules = vec![Rule {
+        needle: "Propose the claims the studies bear on".into(),
+        actions: vec![Action::Reply(claims)],
+    }];
+    rules.extend((1..=24).map(|i| Rule {
+        needle: format!("This was site {i}."),
+        actions: vec![Action::Reply(extraction(i))],
+    }));
+    let srv = TestServer::start(rules, Duration::ZERO).await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let corpus = corpus_with(dir.path(), &refs);
+    let proto = dir.path().join("protocol.toml");
+    std::fs::write(&proto, PROTOCOL).unwrap();
+    let ctx = crate::common::scripted_session(&srv.base_url(), dir.path(), "");
+    let (c, p) = (corpus.display(), proto.display());
+    let n = table(
+        &ctx,
+        &format!("SELECT count(*) AS n FROM extract('{c}', '{p}') WHERE status = 'ok'"),
+    )
+    .await;
+    assert!(n.contains("| 24 |"), "{n}");
+    let sent = srv.count();
+    let t = table(
+        &ctx,
+        &format!("SELECT claim_id, claim, moderator, n_support, n_contradict FROM study_claims('{c}', '{p}')"),
+    )
+    .await;
+    assert_eq!(
+        srv.count(),
+        sent + 1,
+        "one request for the claims, none to extract again"
+    );
+    let want = [
+        "| C1       | Spaced practice improved retention  | design    | 3         | 1            |",
+        "| C3       | Larger trials found smaller effects |           | 2         | 1            |",
+        "| C4       | Retention held at one year          |           | 1         | 0            |",
+    ];
+    for w in want {
+        assert!(t.contains(w), "{t}");
+    }
+    assert!(!t.contains("invented studies"), "{t}");
+    let d = table(
+        &ctx,
+        &format!("SELECT what, count(*) AS n FROM study_claims_dropped('{c}', '{p}') GROUP BY what ORDER BY what"),
+    )
+    .await;
+    for w in [
+        "| no_support        | 1 |",
+        "| unknown_moderator | 1 |",
+        "| unknown_study     | 4 |",
+    ] {
+        assert!(d.contains(w), "{d}");
+    }
+    // The long support table names each study's document.
+    let s = table(
+        &ctx,
+        &format!("SELECT claim_id, study, role, regexp_replace(source, '.*/', '') AS file FROM study_claim_support('{c}', '{p}') WHERE claim_id = 'C1'"),
+    )
+    .await;
+    for w in [
+        "| C1       | 1     | support    | s01.txt |",
+        "| C1       | 3     | support    | s03.txt |",
+        "| C1       | 4     | contradict | s04.txt |",
+    ] {
+        assert!(s.contains(w), "{s}");
+    }
+    assert_eq!(s.matches("| C1 ").count(), 4, "{s}");
+    // The gaps: each planted one and nothing else, with no request (the
+    // claims' is answered from the cache).
+    let g = table(
+        &ctx,
+        &format!("SELECT gap, field, value, claim_id, n, n_studies FROM gaps('{c}', '{p}')"),
+    )
+    .await;
+    let rows: Vec<String> = g
+        .lines()
+        .filter(|l| l.starts_with("| ") && !l.starts_with("| gap "))
+        .map(|l| {
+            l.split('|')
+                .map(str::trim)
+                .filter(|c| !c.is_empty())
+                .collect::<Vec<_>>()
+                .join(" / ")
+        })
+        .collect();
+    assert_eq!(
+        rows,
+        [
+            "no_variation / design / randomised controlled trial / 24 / 24",
+            "no_variation / n / 120 / 24 / 24",
+            "single_study / C4 / 1 / 24",
+            "unexplained_disagreement / C3 / 1 / 24",
+            "unstudied_category / design / case-control / 0 / 24",
+            "unstudied_category / design / cohort / 0 / 24",
+        ],
+        "{g}"
+    );
+    assert_eq!(srv.count(), sent + 1, "the gaps sent nothing");
+}
