@@ -9,15 +9,7 @@
 -- `study_claims_sql('SRC', 'protocol.toml')` prints the rendered text
 -- (with the claims output).
 
--- @stage studies
--- The extraction's studies, numbered in order of source: documents read
--- (whole or in part), never a duplicate. `extract` restores its rows from
--- the store when the run is stored, with no request.
-SELECT CAST(row_number() OVER (ORDER BY source) AS BIGINT) AS study,
-       '[study ' || CAST(row_number() OVER (ORDER BY source) AS VARCHAR) || '] ' || {{study_line}} AS line,
-       e.*
-FROM extract('{{src}}', '{{protocol}}') e
-WHERE status IN ('ok', 'incomplete') AND duplicate_of IS NULL;
+{{studies_stage}}
 
 -- @stage asked
 -- One request: the instructions, then every study on a line of its own.

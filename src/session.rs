@@ -152,6 +152,15 @@ pub fn session(settings: &Settings) -> Result<SessionContext> {
     ctx.register_udf(ScalarUDF::from(
         crate::functions::study_claims::StudyClaimsRead::default(),
     ));
+    for kind in [
+        crate::functions::study_claims::Cite::Unknown,
+        crate::functions::study_claims::Cite::Numbers,
+        crate::functions::study_claims::Cite::Render,
+    ] {
+        ctx.register_udf(ScalarUDF::from(
+            crate::functions::study_claims::CiteFn::new(kind),
+        ));
+    }
     for (name, kind) in [
         ("study_claims", crate::functions::study_claims::Kind::Claims),
         (
@@ -167,6 +176,16 @@ pub fn session(settings: &Settings) -> Result<SessionContext> {
             crate::functions::study_claims::Kind::Sql,
         ),
         ("gaps", crate::functions::study_claims::Kind::Gaps),
+        ("synthesise", crate::functions::study_claims::Kind::Sections),
+        ("synthesis", crate::functions::study_claims::Kind::Review),
+        (
+            "synthesis_citations",
+            crate::functions::study_claims::Kind::Citations,
+        ),
+        (
+            "synthesise_sql",
+            crate::functions::study_claims::Kind::SynthesiseSql,
+        ),
     ] {
         ctx.register_udtf(
             name,

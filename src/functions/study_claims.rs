@@ -2,8 +2,13 @@
 //! `study_claims_dropped(src, protocol)` and `study_claims_sql(src,
 //! protocol)`: claims across the studies of an extraction, from
 //! `sql/study_claims.sql` (see `review::study_claims`), `gaps(src,
-//! protocol)`, what the corpus does not contain (`sql/gaps.sql`), and
-//! `study_claims_read(...)`, the step that reads and checks the reply.
+//! protocol)`, what the corpus does not contain (`sql/gaps.sql`),
+//! `synthesise(src, protocol)`, `synthesis(src, protocol)`,
+//! `synthesis_citations(src, protocol)` and `synthesise_sql(src,
+//! protocol)`: the write-up (`sql/synthesise.sql`, see
+//! `review::synthesis`); and the steps those files call:
+//! `study_claims_read(...)`, which reads and checks a claims reply, and
+//! `cite_unknown`, `cite_numbers` and `cite_render` (`review::cite`).
 
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -38,6 +43,14 @@ pub enum Kind {
     Gaps,
     /// `study_claims_sql`: the rendered text.
     Sql,
+    /// `synthesise`: the write-up's sections.
+    Sections,
+    /// `synthesis`: the whole write-up, rendered.
+    Review,
+    /// `synthesis_citations`: the studies it cites.
+    Citations,
+    /// `synthesise_sql`: the rendered text.
+    SynthesiseSql,
 }
 
 /// The table functions.
@@ -54,6 +67,10 @@ impl StudyClaimsFn {
             Kind::Support => "study_claim_support(src, protocol)",
             Kind::Dropped => "study_claims_dropped(src, protocol)",
             Kind::Gaps => "gaps(src, protocol)",
+            Kind::Sections => "synthesise(src, protocol)",
+            Kind::Review => "synthesis(src, protocol)",
+            Kind::Citations => "synthesis_citations(src, protocol)",
+            Kind::SynthesiseSql => "synthesise_sql(src, protocol)",
             Kind::Sql => "study_claims_sql(src, protocol)",
         }
     }
@@ -79,14 +96,22 @@ impl TableFunctionImpl for StudyClaimsFn {
         if protocol.fields.is_empty() {
             return plan_err!("{usage}: the protocol {path} has no [[fields]]: there is no extraction to compare studies on");
         }
-        let output = match self.kind {
-            Kind::Claims | Kind::Sql => "claims",
-            Kind::Support => "support",
-            Kind::Dropped => "dropped",
-            Kind::Gaps => "gaps",
+        let sql = match self.kind {
+            Kind::Claims | Kind::Sql => render(&src, &path, &protocol, "claims"),
+            Kind::Support => render(&src, &path, &protocol, "support"),
+            Kind::Dropped => render(&src, &path, &protocol, "dropped"),
+            Kind::Gaps => render(&src, &path, &protocol, "gaps"),
+            Kind::Sections | Kind::SynthesiseSql | Kind::Review | Kind::Citations => {
+                let output = match self.kind {
+                    Kind::Review => "review",
+                    Kind::Citations => "citations",
+                    _ => "sections",
+                };
+                crate::review::synthesis::render(&src, &path, &protocol, output)
+                    .or_else(|e| plan_err!("{usage}: {e}"))?
+            }
         };
-        let sql = render(&src, &path, &protocol, output);
-        if matches!(self.kind, Kind::Sql) {
+        if matches!(self.kind, Kind::Sql | Kind::SynthesiseSql) {
             return super::sql_table(sql);
         }
         let Some(state) = args.session().as_any().downcast_ref::<SessionState>() else {
@@ -199,5 +224,195 @@ impl ScalarUDFImpl for StudyClaimsRead {
             None,
         )?;
         Ok(ColumnarValue::Array(Arc::new(list)))
+    }
+}
+
+/// Which citation step a [`CiteFn`] is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Cite {
+    /// `cite_unknown(text, studies)`: the numbers cited that are not studies.
+    Unknown,
+    /// `cite_numbers(text)`: every number cited, each once.
+    Numbers,
+    /// `cite_render(text, bib)`: the text with author-year citations and a
+    /// reference list (`{text, author_year, note}`).
+    Render,
+}
+
+/// The citation steps of `sql/synthesise.sql`.
+#[derive(Debug, PartialEq, Eq, Hash)]
+pub struct CiteFn {
+    kind: Cite,
+    signature: Signature,
+}
+
+impl CiteFn {
+    /// The step `kind`.
+    pub fn new(kind: Cite) -> Self {
+        let n = if kind == Cite::Numbers { 1 } else { 2 };
+        Self {
+            kind,
+            signature: Signature::one_of(vec![TypeSignature::Any(n)], Volatility::Immutable),
+        }
+    }
+}
+
+fn rendered_fields() -> Fields {
+    Fields::from(vec![
+        Field::new("text", DataType::Utf8, true),
+        Field::new("author_year", DataType::Boolean, true),
+        Field::new("note", DataType::Utf8, true),
+    ])
+}
+
+/// The studies of a `bib` list (struct of number, authors, year, title,
+/// venue).
+fn bib_studies(list: &ListArray, row: usize) -> Result<Vec<crate::review::cite::Study>> {
+    if list.is_null(row) {
+        return Ok(vec![]);
+    }
+    let v = list.value(row);
+    let st = v.as_struct();
+    let col = |name: &str| -> Result<ArrayRef> {
+        match st.column_by_name(name) {
+            Some(c) => Ok(c.clone()),
+            None => exec_err!("cite_render: the studies have no field {name}"),
+        }
+    };
+    let number = datafusion::arrow::compute::cast(&col("number")?, &DataType::Int64)?;
+    let year = datafusion::arrow::compute::cast(&col("year")?, &DataType::Int64)?;
+    let (number, year) = (
+        number.as_primitive::<Int64Type>(),
+        year.as_primitive::<Int64Type>(),
+    );
+    let text = |name: &str| -> Result<ArrayRef> {
+        Ok(datafusion::arrow::compute::cast(
+            &col(name)?,
+            &DataType::Utf8,
+        )?)
+    };
+    let (authors, title, venue) = (text("authors")?, text("title")?, text("venue")?);
+    let (authors, title, venue) = (
+        authors.as_string::<i32>(),
+        title.as_string::<i32>(),
+        venue.as_string::<i32>(),
+    );
+    let opt = |a: &datafusion::arrow::array::StringArray, i: usize| {
+        a.is_valid(i).then(|| a.value(i).to_string())
+    };
+    Ok((0..st.len())
+        .filter(|&i| number.is_valid(i))
+        .map(|i| crate::review::cite::Study {
+            number: number.value(i) as usize,
+            authors: opt(authors, i),
+            year: year.is_valid(i).then(|| year.value(i)),
+            title: opt(title, i),
+            venue: opt(venue, i),
+        })
+        .collect())
+}
+
+impl ScalarUDFImpl for CiteFn {
+    fn name(&self) -> &str {
+        match self.kind {
+            Cite::Unknown => "cite_unknown",
+            Cite::Numbers => "cite_numbers",
+            Cite::Render => "cite_render",
+        }
+    }
+    fn signature(&self) -> &Signature {
+        &self.signature
+    }
+    fn return_type(&self, _: &[DataType]) -> Result<DataType> {
+        Ok(match self.kind {
+            Cite::Unknown | Cite::Numbers => numbers(),
+            Cite::Render => DataType::Struct(rendered_fields()),
+        })
+    }
+    fn invoke_with_args(&self, args: ScalarFunctionArgs) -> Result<ColumnarValue> {
+        use crate::review::cite;
+        let n = args.number_rows;
+        let name = self.name().to_string();
+        let text = args.args[0].to_array(n)?;
+        let text = string_array(&text, &name, "text")?;
+        match self.kind {
+            Cite::Unknown | Cite::Numbers => {
+                let known = match self.kind {
+                    Cite::Unknown => Some(datafusion::arrow::compute::cast(
+                        &args.args[1].to_array(n)?,
+                        &numbers(),
+                    )?),
+                    _ => None,
+                };
+                let mut b = datafusion::arrow::array::ListBuilder::new(
+                    datafusion::arrow::array::Int64Builder::new(),
+                );
+                for r in 0..n {
+                    if text.is_null(r) {
+                        b.append(true);
+                        continue;
+                    }
+                    let got: Vec<usize> = match &known {
+                        Some(k) => {
+                            let k = k.as_list::<i32>();
+                            let set: BTreeSet<usize> = if k.is_valid(r) {
+                                k.value(r)
+                                    .as_primitive::<Int64Type>()
+                                    .iter()
+                                    .flatten()
+                                    .map(|v| v as usize)
+                                    .collect()
+                            } else {
+                                BTreeSet::new()
+                            };
+                            cite::unknown_markers(text.value(r), &set)
+                        }
+                        None => {
+                            let mut seen = Vec::new();
+                            for m in cite::markers(text.value(r)) {
+                                if !seen.contains(&m.number) {
+                                    seen.push(m.number);
+                                }
+                            }
+                            seen
+                        }
+                    };
+                    for v in got {
+                        b.values().append_value(v as i64);
+                    }
+                    b.append(true);
+                }
+                Ok(ColumnarValue::Array(Arc::new(b.finish())))
+            }
+            Cite::Render => {
+                let bib = args.args[1].to_array(n)?;
+                let Some(bib) = bib.as_list_opt::<i32>() else {
+                    return exec_err!("{name}: the studies must be a list of structs");
+                };
+                let (mut t, mut a, mut note) = (Vec::new(), Vec::new(), Vec::new());
+                for r in 0..n {
+                    if text.is_null(r) {
+                        t.push(None);
+                        a.push(None);
+                        note.push(None);
+                        continue;
+                    }
+                    let out = cite::render(text.value(r), &bib_studies(bib, r)?);
+                    t.push(Some(out.text));
+                    a.push(Some(out.author_year));
+                    note.push(out.note);
+                }
+                let arrays: Vec<ArrayRef> = vec![
+                    Arc::new(datafusion::arrow::array::StringArray::from(t)),
+                    Arc::new(datafusion::arrow::array::BooleanArray::from(a)),
+                    Arc::new(datafusion::arrow::array::StringArray::from(note)),
+                ];
+                Ok(ColumnarValue::Array(Arc::new(StructArray::try_new(
+                    rendered_fields(),
+                    arrays,
+                    None,
+                )?)))
+            }
+        }
     }
 }

@@ -6,6 +6,7 @@ pub mod claims;
 pub mod coherence;
 pub mod protocol;
 pub mod study_claims;
+pub mod synthesis;
 
 use serde_json::{json, Value};
 

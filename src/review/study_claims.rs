@@ -21,6 +21,10 @@ use super::{model_options, sql_text, Protocol};
 /// The SQL, as shipped in `sql/study_claims.sql`.
 pub const STUDY_CLAIMS_SQL: &str = include_str!("../../sql/study_claims.sql");
 
+/// The stage the study files start with: the extraction's studies,
+/// numbered (`sql/studies.sql`).
+pub const STUDIES_SQL: &str = include_str!("../../sql/studies.sql");
+
 /// The gaps, as shipped in `sql/gaps.sql` (an output over the stages of
 /// `sql/study_claims.sql`).
 pub const GAPS_SQL: &str = include_str!("../../sql/gaps.sql");
@@ -242,9 +246,21 @@ fn prompt(p: &Protocol) -> String {
     )
 }
 
-/// `sql/study_claims.sql` rendered for source `src` and protocol `p`,
-/// with output `output` (one of [`OUTPUTS`]).
+/// `sql/study_claims.sql` and `sql/gaps.sql` rendered for source `src`
+/// and protocol `p`, with output `output` (one of [`OUTPUTS`]).
 pub fn render(src: &str, protocol_path: &str, p: &Protocol, output: &str) -> String {
+    let text = format!("{STUDY_CLAIMS_SQL}\n{GAPS_SQL}")
+        .replace("{{field_gaps}}", &field_gaps(p))
+        .replace("{{prompt}}", &format!("'{}'", sql_text(&prompt(p))))
+        .replace("{{schema}}", &sql_text(&schema().to_string()));
+    keep_output(&fill(&text, src, protocol_path, p), output)
+}
+
+/// `text` with the studies stage (`{{studies_stage}}`) and a protocol's
+/// parameters filled in: the source, the protocol's path, the fields a
+/// study's line shows (`{{study_line}}`) and a moderator may name
+/// (`{{columns}}`), and the model options.
+pub fn fill(text: &str, src: &str, protocol_path: &str, p: &Protocol) -> String {
     let columns: Vec<String> = p.fields.iter().map(|f| f.name.clone()).collect();
     let line = p
         .fields
@@ -258,13 +274,14 @@ pub fn render(src: &str, protocol_path: &str, p: &Protocol, output: &str) -> Str
         })
         .collect::<Vec<_>>()
         .join(" || '; ' || ");
-    let text = format!("{STUDY_CLAIMS_SQL}\n{GAPS_SQL}")
-        .replace("{{field_gaps}}", &field_gaps(p))
+    let studies = STUDIES_SQL
+        .split_once("-- @stage")
+        .map(|(_, s)| format!("-- @stage{s}"))
+        .unwrap_or_default();
+    text.replace("{{studies_stage}}", studies.trim_end())
         .replace("{{src}}", &sql_text(src))
         .replace("{{protocol}}", &sql_text(protocol_path))
         .replace("{{study_line}}", &line)
-        .replace("{{prompt}}", &format!("'{}'", sql_text(&prompt(p))))
-        .replace("{{schema}}", &sql_text(&schema().to_string()))
         .replace(
             "{{columns}}",
             &sql_text(&serde_json::to_string(&columns).expect("names")),
@@ -276,8 +293,7 @@ pub fn render(src: &str, protocol_path: &str, p: &Protocol, output: &str) -> Str
                 p.max_output,
                 p.temperature,
             )),
-        );
-    keep_output(&text, output)
+        )
 }
 
 /// The gaps in the protocol's fields, as `SELECT ... UNION ALL` lines:
@@ -320,7 +336,7 @@ fn field_gaps(p: &Protocol) -> String {
 
 /// The text with its stages and only the `-- @output NAME` section named
 /// `name` (as `-- @output`).
-fn keep_output(text: &str, name: &str) -> String {
+pub fn keep_output(text: &str, name: &str) -> String {
     let mut parts = text.split("\n-- @");
     let mut out = parts.next().unwrap_or_default().to_string();
     for part in parts {

@@ -155,3 +155,212 @@ async fn claims_across_studies_drop_invented_studies_and_moderators() {
     );
     assert_eq!(srv.count(), sent + 1, "the gaps sent nothing");
 }
+
+/// The protocol of seed 001's rendering example: bibliographic fields
+/// beside the review's own, and an outline.
+fn spacing_protocol(outline: &str) -> String {
+    format!(
+        r#"
+name = "spacing-review"
+question = "Does spaced practice improve retention in adult learners?"
+outline = [{outline}]
+[[fields]]
+name = "authors"
+description = "All authors, surname first"
+[[fields]]
+name = "year"
+description = "Year of publication"
+type = "integer"
+[[fields]]
+name = "title"
+description = "Article title"
+[[fields]]
+name = "venue"
+description = "Journal, volume and issue"
+[[fields]]
+name = "effect"
+description = "Effect size with its interval"
+"#
+    )
+}
+
+/// Seed 001's three studies: file name, authors, year, title, venue, effect.
+const SPACING: [(&str, &str, i64, &str, &str, &str); 3] = [
+    (
+        "smith.txt",
+        "Smith, J., Okafor, A.",
+        2019,
+        "Cognitive Load and Retention in Adult Learners",
+        "Journal of Educational Psychology 44(2)",
+        "d = 0.61",
+    ),
+    (
+        "lee.txt",
+        "Lee, M., Petrov, K.",
+        2021,
+        "Spacing Effects in Online Instruction",
+        "Learning and Instruction 61(4)",
+        "d = 0.22",
+    ),
+    (
+        "garcia.txt",
+        "Garcia, R.",
+        2022,
+        "No Effect of Spacing on Procedural Skill Acquisition",
+        "Applied Cognitive Psychology 36(1)",
+        "d = 0.04",
+    ),
+];
+
+/// The scripted server: each study's extraction, and `sections` (a
+/// needle in the section's brief, the reply).
+async fn spacing_server(sections: &[(&str, &str)]) -> TestServer {
+    let mut rules: Vec<Rule> = sections
+        .iter()
+        .map(|(needle, reply)| Rule {
+            needle: format!("Brief: {needle}"),
+            actions: vec![Action::Reply(reply.to_string())],
+        })
+        .collect();
+    for (_, authors, year, title, venue, effect) in SPACING {
+        let reply = serde_json::json!({
+            "authors": authors, "year": year, "title": title, "venue": venue, "effect": effect,
+            "authors__quote": authors, "year__quote": year.to_string(), "title__quote": title,
+            "venue__quote": venue, "effect__quote": format!("The effect was {effect}.")});
+        rules.push(Rule {
+            needle: title.to_string(),
+            actions: vec![Action::Reply(reply.to_string())],
+        });
+    }
+    TestServer::start(rules, Duration::ZERO).await.unwrap()
+}
+
+fn spacing_corpus(dir: &std::path::Path) -> std::path::PathBuf {
+    let files: Vec<(String, String)> = SPACING
+        .iter()
+        .map(|(f, a, y, t, v, e)| (f.to_string(), format!("{a} ({y}). {t}. {v}.\n\nWe compared spaced with massed practice. The effect was {e}.\n")))
+        .collect();
+    let refs: Vec<(&str, &str)> = files
+        .iter()
+        .map(|(a, b)| (a.as_str(), b.as_str()))
+        .collect();
+    corpus_with(dir, &refs)
+}
+
+/// Seed 001's rendering example through SQL: the model writes markers,
+/// the citations are rendered from the extraction, exactly as the seed
+/// prints them, with the reference list of the studies cited.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_seed_write_up_renders_author_year_citations_from_the_table() {
+    let srv = spacing_server(&[(
+        "How many, of what designs",
+        "Three studies met the criteria [study 1] [study 2] [study 3].",
+    )])
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let corpus = spacing_corpus(dir.path());
+    let proto = dir.path().join("protocol.toml");
+    std::fs::write(
+        &proto,
+        spacing_protocol(r#""Included studies: How many, of what designs""#),
+    )
+    .unwrap();
+    let ctx = crate::common::scripted_session(&srv.base_url(), dir.path(), "");
+    let (c, p) = (corpus.display(), proto.display());
+    let b = ctx
+        .sql(&format!(
+            "SELECT text, author_year, partial FROM synthesis('{c}', '{p}')"
+        ))
+        .await
+        .unwrap()
+        .collect()
+        .await
+        .unwrap();
+    let text = b[0]
+        .column(0)
+        .as_any()
+        .downcast_ref::<datafusion::arrow::array::StringArray>()
+        .unwrap()
+        .value(0)
+        .to_string();
+    assert_eq!(
+        text,
+        "## Included studies\n\
+         Three studies met the criteria (Garcia, 2022; Lee & Petrov, 2021; Smith & Okafor, 2019).\n\
+         ## References\n\
+         - Garcia, R. (2022). No Effect of Spacing on Procedural Skill Acquisition. Applied Cognitive Psychology 36(1).\n\
+         - Lee, M., Petrov, K. (2021). Spacing Effects in Online Instruction. Learning and Instruction 61(4).\n\
+         - Smith, J., Okafor, A. (2019). Cognitive Load and Retention in Adult Learners. Journal of Educational Psychology 44(2).\n"
+    );
+    let t = table(
+        &ctx,
+        &format!("SELECT author_year, partial FROM synthesis('{c}', '{p}')"),
+    )
+    .await;
+    assert!(t.contains("| true        | false   |"), "{t}");
+    let cites = table(
+        &ctx,
+        &format!("SELECT marker, regexp_replace(source, '.*/', '') AS file FROM synthesis_citations('{c}', '{p}')"),
+    )
+    .await;
+    for w in [
+        "| [study 1] | garcia.txt |",
+        "| [study 2] | lee.txt    |",
+        "| [study 3] | smith.txt  |",
+    ] {
+        assert!(cites.contains(w), "{cites}");
+    }
+}
+
+/// A section citing a study that is not in the table is partial and says
+/// which; the other section is not; the marker is never rendered as a name.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_section_citing_an_unknown_study_is_partial() {
+    let srv = spacing_server(&[
+        (
+            "How many, of what designs",
+            "Three studies met the criteria [study 1] [study 2] [study 3].",
+        ),
+        (
+            "The effect, and where studies disagree",
+            "The effect was larger in one study [study 3] than in another [study 7].",
+        ),
+    ])
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let corpus = spacing_corpus(dir.path());
+    let proto = dir.path().join("protocol.toml");
+    std::fs::write(
+        &proto,
+        spacing_protocol(r#""Included studies: How many, of what designs", "Findings: The effect, and where studies disagree""#),
+    )
+    .unwrap();
+    let ctx = crate::common::scripted_session(&srv.base_url(), dir.path(), "");
+    let (c, p) = (corpus.display(), proto.display());
+    let t = table(
+        &ctx,
+        &format!("SELECT section, heading, partial, notes FROM synthesise('{c}', '{p}')"),
+    )
+    .await;
+    assert!(
+        t.contains("| 1       | Included studies | false   |"),
+        "{t}"
+    );
+    assert!(
+        t.contains(
+            "| 2       | Findings         | true    | cites studies that are not in the table: 7 |"
+        ),
+        "{t}"
+    );
+    let r = table(
+        &ctx,
+        &format!("SELECT partial FROM synthesis('{c}', '{p}')"),
+    )
+    .await;
+    assert!(r.contains("| true "), "{r}");
+    let text = table(&ctx, &format!("SELECT text FROM synthesis('{c}', '{p}')")).await;
+    assert!(
+        text.contains("[study 7]") && text.contains("(Smith & Okafor, 2019)"),
+        "{text}"
+    );
+}
