@@ -33,13 +33,24 @@ FROM written w
 CROSS JOIN (SELECT array_agg(study) AS known FROM studies) k;
 
 -- @stage review
--- The sections assembled, and their citations rendered from the table
--- (author-year with a reference list, or the markers kept for the whole
--- review when a cited study cannot be named).
-SELECT cite_render(a.text_marked, b.bib) AS rendered, a.text_marked, a.partial
-FROM (SELECT string_agg('## ' || heading || chr(10) || coalesce(text_marked, '') || chr(10), '' ORDER BY section) AS text_marked,
-             bool_or(NOT ok OR cardinality(unknown_markers) > 0) AS partial
-      FROM checked) a
+-- The sections assembled into the draft, with their markers.
+SELECT string_agg('## ' || heading || chr(10) || coalesce(text_marked, '') || chr(10), '' ORDER BY section) AS text_marked,
+       bool_or(NOT ok OR cardinality(unknown_markers) > 0) AS partial
+FROM checked;
+
+-- The coherence passes asked for (the third argument), one after another
+-- over the assembled draft with its markers: each revision is discarded,
+-- and the text before it stands, when it adds or loses a citation,
+-- introduces a universal quantifier into a cited sentence, uses a booster
+-- more often, or carries fewer hedges than the draft's rate implies
+-- (coherence_refusal, review::coherence).
+{{coherence_stages}}
+
+-- @stage final
+-- The write-up after the passes kept, its citations rendered.
+SELECT cite_render(f.text_marked, b.bib) AS rendered, f.text_marked, r.text_marked AS draft, r.partial
+FROM {{final_from}} f
+CROSS JOIN review r
 CROSS JOIN (SELECT array_agg(named_struct('number', study, 'authors', {{authors}}, 'year', {{year}},
                                           'title', {{title}}, 'venue', {{venue}})) AS bib
             FROM studies) b;
@@ -57,15 +68,20 @@ FROM checked
 ORDER BY section;
 
 -- @output review
--- The whole write-up: rendered, with markers, and how it was rendered.
-SELECT rendered['text'] AS text, text_marked, rendered['author_year'] AS author_year,
+-- The whole write-up: rendered, with markers, the draft before the
+-- coherence passes, and how it was rendered.
+SELECT rendered['text'] AS text, text_marked, draft, rendered['author_year'] AS author_year,
        partial, rendered['note'] AS note
-FROM review;
+FROM final;
+
+-- @output coherence
+-- One row per coherence pass: whether its revision was kept, and why not.
+{{coherence_output}};
 
 -- @output citations
 -- Each study the write-up cites: its marker, document and reference.
 WITH cited AS (
-  SELECT DISTINCT unnest(cite_numbers(text_marked)) AS study FROM review
+  SELECT DISTINCT unnest(cite_numbers(text_marked)) AS study FROM final
 )
 SELECT '[study ' || CAST(c.study AS VARCHAR) || ']' AS marker, c.study, s.document_id, s.source
 FROM cited c JOIN studies s ON s.study = c.study

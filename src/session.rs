@@ -156,6 +156,7 @@ pub fn session(settings: &Settings) -> Result<SessionContext> {
         crate::functions::study_claims::Cite::Unknown,
         crate::functions::study_claims::Cite::Numbers,
         crate::functions::study_claims::Cite::Render,
+        crate::functions::study_claims::Cite::Refusal,
     ] {
         ctx.register_udf(ScalarUDF::from(
             crate::functions::study_claims::CiteFn::new(kind),
@@ -185,6 +186,10 @@ pub fn session(settings: &Settings) -> Result<SessionContext> {
         (
             "synthesise_sql",
             crate::functions::study_claims::Kind::SynthesiseSql,
+        ),
+        (
+            "synthesis_coherence",
+            crate::functions::study_claims::Kind::Coherence,
         ),
     ] {
         ctx.register_udtf(

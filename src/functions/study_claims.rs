@@ -51,6 +51,8 @@ pub enum Kind {
     Citations,
     /// `synthesise_sql`: the rendered text.
     SynthesiseSql,
+    /// `synthesis_coherence`: the coherence passes.
+    Coherence,
 }
 
 /// The table functions.
@@ -67,10 +69,13 @@ impl StudyClaimsFn {
             Kind::Support => "study_claim_support(src, protocol)",
             Kind::Dropped => "study_claims_dropped(src, protocol)",
             Kind::Gaps => "gaps(src, protocol)",
-            Kind::Sections => "synthesise(src, protocol)",
-            Kind::Review => "synthesis(src, protocol)",
-            Kind::Citations => "synthesis_citations(src, protocol)",
-            Kind::SynthesiseSql => "synthesise_sql(src, protocol)",
+            Kind::Sections => {
+                "synthesise(src, protocol [, 'coherence=all|structure+cut+register'])"
+            }
+            Kind::Review => "synthesis(src, protocol [, 'coherence=...'])",
+            Kind::Citations => "synthesis_citations(src, protocol [, 'coherence=...'])",
+            Kind::SynthesiseSql => "synthesise_sql(src, protocol [, 'coherence=...'])",
+            Kind::Coherence => "synthesis_coherence(src, protocol, 'coherence=...')",
             Kind::Sql => "study_claims_sql(src, protocol)",
         }
     }
@@ -80,12 +85,29 @@ impl TableFunctionImpl for StudyClaimsFn {
     fn call_with_args(&self, args: TableFunctionArgs) -> Result<Arc<dyn TableProvider>> {
         let usage = self.usage();
         let vals = literal_args(&args)?;
-        if vals.len() != 2 {
+        let writes = matches!(
+            self.kind,
+            Kind::Sections | Kind::Review | Kind::Citations | Kind::SynthesiseSql | Kind::Coherence
+        );
+        if vals.len() < 2 || vals.len() > 2 + usize::from(writes) {
             return plan_err!(
-                "{usage}: takes the extraction's source and protocol file, got {} argument(s)",
+                "{usage}: takes the extraction's source and protocol file{}, got {} argument(s)",
+                if writes {
+                    " (and optionally options)"
+                } else {
+                    ""
+                },
                 vals.len()
             );
         }
+        let options = super::parse_options(
+            &str_arg(&vals, 2, usage, "options")?.unwrap_or_default(),
+            usage,
+            &["coherence"],
+        )?;
+        let passes =
+            crate::review::synthesis::passes(options.get("coherence").map_or("", String::as_str))
+                .or_else(|e| plan_err!("{usage}: {e}"))?;
         let Some(src) = str_arg(&vals, 0, usage, "the source")? else {
             return plan_err!("{usage}: the source is missing");
         };
@@ -101,13 +123,18 @@ impl TableFunctionImpl for StudyClaimsFn {
             Kind::Support => render(&src, &path, &protocol, "support"),
             Kind::Dropped => render(&src, &path, &protocol, "dropped"),
             Kind::Gaps => render(&src, &path, &protocol, "gaps"),
-            Kind::Sections | Kind::SynthesiseSql | Kind::Review | Kind::Citations => {
+            Kind::Sections
+            | Kind::SynthesiseSql
+            | Kind::Review
+            | Kind::Citations
+            | Kind::Coherence => {
                 let output = match self.kind {
                     Kind::Review => "review",
                     Kind::Citations => "citations",
+                    Kind::Coherence => "coherence",
                     _ => "sections",
                 };
-                crate::review::synthesis::render(&src, &path, &protocol, output)
+                crate::review::synthesis::render(&src, &path, &protocol, &passes, output)
                     .or_else(|e| plan_err!("{usage}: {e}"))?
             }
         };
@@ -237,6 +264,9 @@ pub enum Cite {
     /// `cite_render(text, bib)`: the text with author-year citations and a
     /// reference list (`{text, author_year, note}`).
     Render,
+    /// `coherence_refusal(draft, revision)`: why a revision is discarded,
+    /// or NULL (`review::coherence::refuse`).
+    Refusal,
 }
 
 /// The citation steps of `sql/synthesise.sql`.
@@ -318,6 +348,7 @@ impl ScalarUDFImpl for CiteFn {
             Cite::Unknown => "cite_unknown",
             Cite::Numbers => "cite_numbers",
             Cite::Render => "cite_render",
+            Cite::Refusal => "coherence_refusal",
         }
     }
     fn signature(&self) -> &Signature {
@@ -327,6 +358,7 @@ impl ScalarUDFImpl for CiteFn {
         Ok(match self.kind {
             Cite::Unknown | Cite::Numbers => numbers(),
             Cite::Render => DataType::Struct(rendered_fields()),
+            Cite::Refusal => DataType::Utf8,
         })
     }
     fn invoke_with_args(&self, args: ScalarFunctionArgs) -> Result<ColumnarValue> {
@@ -383,6 +415,19 @@ impl ScalarUDFImpl for CiteFn {
                     b.append(true);
                 }
                 Ok(ColumnarValue::Array(Arc::new(b.finish())))
+            }
+            Cite::Refusal => {
+                let revision = args.args[1].to_array(n)?;
+                let revision = string_array(&revision, &name, "revision")?;
+                let out: datafusion::arrow::array::StringArray = (0..n)
+                    .map(|r| {
+                        if text.is_null(r) || revision.is_null(r) {
+                            return Some("no revision to compare".to_string());
+                        }
+                        crate::review::coherence::refuse(text.value(r), revision.value(r))
+                    })
+                    .collect();
+                Ok(ColumnarValue::Array(Arc::new(out)))
             }
             Cite::Render => {
                 let bib = args.args[1].to_array(n)?;

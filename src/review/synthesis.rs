@@ -1,8 +1,10 @@
 //! The write-up of an extraction (seed 001's `gr_synthesise`): one request
 //! per section of the protocol's outline, each shown the studies (largest
 //! first where the protocol has a sample size), its `[study n]` markers
-//! checked against the studies, the sections assembled and their citations
-//! rendered from the table (see [`super::cite`]).
+//! checked against the studies, the sections assembled, revised by the
+//! coherence passes asked for (each discarded when its guards refuse it,
+//! see [`super::coherence`]), and their citations rendered from the table
+//! (see [`super::cite`]).
 
 use super::study_claims::fill;
 use super::{sql_text, Protocol};
@@ -11,7 +13,79 @@ use super::{sql_text, Protocol};
 pub const SYNTHESISE_SQL: &str = include_str!("../../sql/synthesise.sql");
 
 /// The outputs of the file.
-pub const OUTPUTS: &[&str] = &["sections", "review", "citations"];
+pub const OUTPUTS: &[&str] = &["sections", "review", "coherence", "citations"];
+
+/// The coherence passes, in the order they run.
+pub const PASSES: &[&str] = &["structure", "cut", "register"];
+
+/// What each pass may do (and, by saying only that, may not do the
+/// others' job).
+fn pass_instructions(pass: &str) -> &'static str {
+    match pass {
+        "structure" => "Reorder and merge: move material to the section where it belongs and merge what two sections say twice, so the review reads as one argument. Do not cut or reword sentences beyond the joins.",
+        "cut" => "Cut repetition: delete sentences and phrases that say again what the text already says. Do not reorder, and do not reword what you keep.",
+        _ => "Polish the register: transitions, consistent terms for the same thing, one academic register. Do not reorder, cut or add content.",
+    }
+}
+
+/// The passes an option value names (`all`, or names joined by `+` or
+/// spaces), in their fixed order.
+pub fn passes(value: &str) -> Result<Vec<&'static str>, String> {
+    let v = value.trim().to_lowercase();
+    if matches!(v.as_str(), "all" | "true" | "yes") {
+        return Ok(PASSES.to_vec());
+    }
+    if matches!(v.as_str(), "" | "none" | "false" | "no") {
+        return Ok(vec![]);
+    }
+    let named: Vec<&str> = v.split(['+', ' ']).filter(|s| !s.is_empty()).collect();
+    if let Some(bad) = named.iter().find(|n| !PASSES.contains(n)) {
+        return Err(format!(
+            "coherence: no pass '{bad}' (the passes are structure, cut and register, joined by '+', or all)"
+        ));
+    }
+    Ok(PASSES
+        .iter()
+        .copied()
+        .filter(|p| named.contains(p))
+        .collect())
+}
+
+/// The stages of the passes, the stage the final text is in, and the
+/// coherence output.
+fn coherence_sql(passes: &[&str]) -> (String, String, String) {
+    let mut stages = String::new();
+    let mut prev = "review".to_string();
+    let mut rows = Vec::new();
+    for (i, pass) in passes.iter().enumerate() {
+        let k = i + 1;
+        let instructions = format!(
+            "Revise the draft of a systematic review below. {} Keep every [study n] marker exactly as written, attached to the statement it supports: add none and drop none. Keep the '## ' headings. Keep every hedge; add no claim, no universal quantifier (all, every, always, never) and no booster (demonstrates, proves, confirms, establishes). Reply with the revised text only.\n\nDraft:\n",
+            pass_instructions(pass)
+        );
+        stages.push_str(&format!(
+            "-- @stage pass_{k}\n\
+             SELECT '{pass}' AS pass, {k} AS step, d.text_marked AS draft, x.r['text'] AS revision,\n       \
+             CASE WHEN NOT x.r['ok'] THEN 'the request failed: ' || coalesce(x.r['error'], '')\n            \
+             ELSE coherence_refusal(d.text_marked, x.r['text']) END AS refused,\n       \
+             CASE WHEN x.r['ok'] AND coherence_refusal(d.text_marked, x.r['text']) IS NULL THEN x.r['text']\n            \
+             ELSE d.text_marked END AS text_marked\n\
+             FROM {prev} d\n\
+             CROSS JOIN (SELECT llm_detail('{}' || text_marked, 'stage=coherence, label={pass}{{{{llm_options}}}}') AS r FROM {prev}) x;\n\n",
+            sql_text(&instructions)
+        ));
+        rows.push(format!(
+            "SELECT pass, CAST(step AS BIGINT) AS step, refused IS NULL AS kept, refused AS reason FROM pass_{k}"
+        ));
+        prev = format!("pass_{k}");
+    }
+    let output = if rows.is_empty() {
+        "SELECT CAST(NULL AS VARCHAR) AS pass, CAST(NULL AS BIGINT) AS step, CAST(NULL AS BOOLEAN) AS kept, CAST(NULL AS VARCHAR) AS reason WHERE false".to_string()
+    } else {
+        format!("{}\nORDER BY step", rows.join("\nUNION ALL\n"))
+    };
+    (stages, prev, output)
+}
 
 /// The protocol's field, among `names`, of one of `kinds` (any kind when
 /// empty).
@@ -62,8 +136,10 @@ pub fn render(
     src: &str,
     protocol_path: &str,
     p: &Protocol,
+    passes: &[&str],
     output: &str,
 ) -> Result<String, String> {
+    let (coherence_stages, final_from, coherence_output) = coherence_sql(passes);
     let sections = outline(p);
     if sections.is_empty() {
         return Err(format!(
@@ -97,6 +173,9 @@ pub fn render(
         &["integer", "number"],
     );
     let text = SYNTHESISE_SQL
+        .replace("{{coherence_stages}}", coherence_stages.trim_end())
+        .replace("{{final_from}}", &final_from)
+        .replace("{{coherence_output}}", &coherence_output)
         .replace("{{outline}}", &rows.join(", "))
         .replace("{{prompt}}", &format!("'{}'", sql_text(&prompt(p))))
         .replace(

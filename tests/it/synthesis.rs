@@ -215,13 +215,16 @@ const SPACING: [(&str, &str, i64, &str, &str, &str); 3] = [
 /// The scripted server: each study's extraction, and `sections` (a
 /// needle in the section's brief, the reply).
 async fn spacing_server(sections: &[(&str, &str)]) -> TestServer {
-    let mut rules: Vec<Rule> = sections
-        .iter()
-        .map(|(needle, reply)| Rule {
-            needle: format!("Brief: {needle}"),
-            actions: vec![Action::Reply(reply.to_string())],
-        })
-        .collect();
+    spacing_server_with(vec![], sections).await
+}
+
+/// The same, with `first` (matched before the others).
+async fn spacing_server_with(first: Vec<Rule>, sections: &[(&str, &str)]) -> TestServer {
+    let mut rules = first;
+    rules.extend(sections.iter().map(|(needle, reply)| Rule {
+        needle: format!("Brief: {needle}"),
+        actions: vec![Action::Reply(reply.to_string())],
+    }));
     for (_, authors, year, title, venue, effect) in SPACING {
         let reply = serde_json::json!({
             "authors": authors, "year": year, "title": title, "venue": venue, "effect": effect,
@@ -363,4 +366,75 @@ async fn a_section_citing_an_unknown_study_is_partial() {
         text.contains("[study 7]") && text.contains("(Smith & Okafor, 2019)"),
         "{text}"
     );
+}
+
+/// Coherence passes over the assembled draft: a `cut` that loses a
+/// citation is discarded (the draft stands, the reason is a row); a
+/// `register` that rewords and keeps every marker and hedge is kept, and
+/// the final text is its revision, rendered.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_coherence_pass_that_loses_a_citation_is_discarded_and_one_that_keeps_them_is_kept() {
+    let draft_section =
+        "Three small trials suggest a modest benefit [study 1] [study 2] [study 3].";
+    // The passes' rules go first: the draft they revise also matches less
+    // specific needles.
+    let passes = vec![
+        Rule {
+            needle: "Cut repetition".into(),
+            actions: vec![Action::Reply(
+                "## Included studies\nThree small trials suggest a modest benefit [study 1] [study 2].\n".into(),
+            )],
+        },
+        Rule {
+            needle: "Polish the register".into(),
+            actions: vec![Action::Reply(
+                "## Included studies\nThree small trials may suggest a modest benefit [study 1] [study 2] [study 3].\n".into(),
+            )],
+        },
+    ];
+    let srv = spacing_server_with(passes, &[("How many, of what designs", draft_section)]).await;
+    let dir = tempfile::tempdir().unwrap();
+    let corpus = spacing_corpus(dir.path());
+    let proto = dir.path().join("protocol.toml");
+    std::fs::write(
+        &proto,
+        spacing_protocol(r#""Included studies: How many, of what designs""#),
+    )
+    .unwrap();
+    let ctx = crate::common::scripted_session(&srv.base_url(), dir.path(), "");
+    let (c, p) = (corpus.display(), proto.display());
+    let opts = "coherence=cut+register";
+    let t = table(
+        &ctx,
+        &format!(
+            "SELECT pass, step, kept, reason FROM synthesis_coherence('{c}', '{p}', '{opts}')"
+        ),
+    )
+    .await;
+    assert!(
+        t.contains("| cut      | 1    | false | the revision loses citations [study 3] |"),
+        "{t}"
+    );
+    assert!(t.contains("| register | 2    | true  |"), "{t}");
+    let r = table(
+        &ctx,
+        &format!("SELECT text FROM synthesis('{c}', '{p}', '{opts}')"),
+    )
+    .await;
+    assert!(
+        r.contains("Three small trials may suggest a modest benefit (Garcia, 2022; Lee & Petrov, 2021; Smith & Okafor, 2019)."),
+        "{r}"
+    );
+    let d = table(
+        &ctx,
+        &format!("SELECT draft FROM synthesis('{c}', '{p}', '{opts}')"),
+    )
+    .await;
+    assert!(d.contains("[study 3]"), "the draft is kept beside: {d}");
+    let bad = ctx
+        .sql(&format!(
+            "SELECT * FROM synthesis('{c}', '{p}', 'coherence=shorten')"
+        ))
+        .await;
+    assert!(bad.unwrap_err().to_string().contains("no pass 'shorten'"));
 }
