@@ -347,3 +347,116 @@ async fn claims_over_fifty_documents_with_the_real_model_lose_no_draft() {
     let stored = crate::common::table(&ctx, "SELECT count(*) AS n FROM claims").await;
     assert!(stored.contains(&format!("| {} |", n(&claims))), "{stored}");
 }
+
+/// From an extraction to a write-up with the real model: claims across
+/// studies, gaps, the sections and the coherence passes complete; every
+/// section is a row, every marker is checked (a section is partial exactly
+/// when it cites a number that is not a study, or its request failed),
+/// every claim kept rests only on real studies, and every pass is kept or
+/// has its reason.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_write_up_with_the_real_model_checks_every_marker() {
+    let port = port();
+    let dir = tempfile::tempdir().unwrap();
+    let corpus = dir.path().join("corpus");
+    std::fs::create_dir(&corpus).unwrap();
+    let authors = [
+        "Smith, J.",
+        "Lee, M., Petrov, K.",
+        "Garcia, R.",
+        "Okafor, A.",
+        "Brown, T., Chen, L.",
+        "Novak, P.",
+    ];
+    for (i, a) in authors.iter().enumerate() {
+        let text = format!(
+            "{a} ({}). Spaced practice trial {i}. We ran a randomised controlled trial in adult learners. We enrolled {} participants. Retention improved by {} points.",
+            2015 + i,
+            30 + 20 * i,
+            i % 3
+        );
+        std::fs::write(corpus.join(format!("s{i}.txt")), text).unwrap();
+    }
+    let proto = dir.path().join("protocol.toml");
+    std::fs::write(
+        &proto,
+        "name = \"real write-up\"\nquestion = \"Does spaced practice improve retention?\"\n\
+         outline = [\"Included studies: how many, of what designs\", \"Findings: the effect on retention\"]\n\
+         [[fields]]\nname = \"authors\"\ndescription = \"The authors\"\n\
+         [[fields]]\nname = \"year\"\ndescription = \"Year of publication\"\ntype = \"integer\"\n\
+         [[fields]]\nname = \"n\"\ndescription = \"Number of participants enrolled\"\ntype = \"integer\"\n\
+         [model]\nname = \"smollm2-135m-instruct\"\nmax_output = 160\ntemperature = 0\n",
+    )
+    .unwrap();
+    let ctx = quarry::model::test_server::session_in(
+        dir.path(),
+        &format!("[endpoints.default]\nbase_url = \"http://127.0.0.1:{port}/v1\"\nmax_in_flight = 1\ntimeout_seconds = 120\n"),
+    )
+    .unwrap();
+    let (c, p) = (corpus.display(), proto.display());
+    let studies = sql(
+        &ctx,
+        &format!("SELECT count(*) FROM extract('{c}', '{p}') WHERE status IN ('ok', 'incomplete')"),
+    )
+    .await
+    .expect("extraction");
+    let n_studies = studies[0]
+        .column(0)
+        .as_primitive::<datafusion::arrow::datatypes::Int64Type>()
+        .value(0);
+    let known: std::collections::BTreeSet<usize> = (1..=n_studies as usize).collect();
+    let marker = regex::Regex::new(r"(?i)\[\s*study\s+(\d+)\s*\]").unwrap();
+    let opts = "coherence=all";
+    let sections = sql(
+        &ctx,
+        &format!("SELECT section, text_marked, partial, unknown_markers FROM synthesise('{c}', '{p}', '{opts}') ORDER BY section"),
+    )
+    .await
+    .expect("the sections");
+    let t = datafusion::arrow::util::pretty::pretty_format_batches(&sections)
+        .unwrap()
+        .to_string();
+    let b = datafusion::arrow::compute::concat_batches(&sections[0].schema(), &sections).unwrap();
+    assert_eq!(b.num_rows(), 2, "every section a row: {t}");
+    let text = b.column(1).as_string::<i32>();
+    let partial = b.column(2).as_boolean();
+    for r in 0..b.num_rows() {
+        let unknown: Vec<usize> = if text.is_valid(r) {
+            marker
+                .captures_iter(text.value(r))
+                .map(|m| m[1].parse().unwrap())
+                .filter(|n| !known.contains(n))
+                .collect()
+        } else {
+            vec![]
+        };
+        if !unknown.is_empty() {
+            assert!(partial.value(r), "cites {unknown:?}, not partial: {t}");
+        }
+        if text.is_valid(r) && unknown.is_empty() {
+            assert!(!partial.value(r), "partial with every marker known: {t}");
+        }
+    }
+    let review = crate::common::table(
+        &ctx,
+        &format!("SELECT count(*) AS n FROM synthesis('{c}', '{p}', '{opts}')"),
+    )
+    .await;
+    assert!(review.contains("| 1 |"), "{review}");
+    let passes = crate::common::table(
+        &ctx,
+        &format!("SELECT count(*) AS n, bool_and(kept OR reason IS NOT NULL) AS accounted FROM synthesis_coherence('{c}', '{p}', '{opts}')"),
+    )
+    .await;
+    assert!(passes.contains("| 3 | true "), "{passes}");
+    // Claims across studies: every kept claim rests on real studies only.
+    let bad = crate::common::table(
+        &ctx,
+        &format!("SELECT count(*) AS n FROM study_claim_support('{c}', '{p}') WHERE study < 1 OR study > {n_studies}"),
+    )
+    .await;
+    assert!(bad.contains("| 0 |"), "{bad}");
+    sql(&ctx, &format!("SELECT * FROM gaps('{c}', '{p}')"))
+        .await
+        .expect("the gaps");
+}
