@@ -7,35 +7,44 @@
 
 {{studies_stage}}
 
+{{claims_stages}}
+
 -- @stage sections
--- The protocol's outline: a heading and its brief per section.
-SELECT * FROM (VALUES {{outline}}) AS o(section, heading, brief);
+-- The outline: the protocol's (a heading and its brief per section, every
+-- study shown), or with 'outline=claims' one section per claim across
+-- studies, shown only the studies that claim rests on.
+{{sections}};
 
 -- @stage written
 -- One request per section: the question, the style, the section's brief,
--- then every study, largest first (by {{size_field}} where the protocol
+-- then its studies, largest first (by {{size_field}} where the protocol
 -- has a sample size; else in order of number). The reply is prose citing
 -- studies as [study n].
-SELECT s.section, s.heading, s.brief,
+SELECT s.section, s.heading, s.brief, s.claim_id, s.support,
        llm_detail({{prompt}} || '## ' || s.heading || chr(10) || 'Brief: ' || s.brief || chr(10) || chr(10)
-                  || 'Studies:' || chr(10) || st.lines,
+                  || 'Studies:' || chr(10) || l.lines,
                   'stage=synthesise, label=section ' || CAST(s.section AS VARCHAR) || '{{llm_options}}') AS r
 FROM sections s
-CROSS JOIN (SELECT string_agg(line, chr(10) ORDER BY {{size_order}} study) AS lines FROM studies) st;
+JOIN (SELECT s.section, string_agg(st.line, chr(10) ORDER BY {{size_order}} st.study) AS lines
+      FROM sections s JOIN studies st ON s.shown IS NULL OR array_has(s.shown, st.study)
+      GROUP BY s.section) l ON l.section = s.section;
 
 -- @stage checked
 -- Each section's markers checked against the studies: a number that is
--- not a study marks the section partial; a failed request leaves it
--- unwritten and partial.
-SELECT w.section, w.heading, w.brief, w.r['text'] AS text_marked, w.r['ok'] AS ok, w.r['error'] AS error,
-       cite_unknown(w.r['text'], k.known) AS unknown_markers
+-- not a study marks the section partial; so does a claim handed to the
+-- section whose supporting studies it cites none of (the citation check
+-- in reverse), and a failed request, which leaves the section unwritten.
+SELECT w.section, w.heading, w.brief, w.claim_id, w.r['text'] AS text_marked, w.r['ok'] AS ok, w.r['error'] AS error,
+       cite_unknown(w.r['text'], k.known) AS unknown_markers,
+       w.claim_id IS NOT NULL AND w.r['ok']
+         AND NOT array_has_any(coalesce(cite_numbers(w.r['text']), make_array(CAST(-1 AS BIGINT))), w.support) AS claim_unwritten
 FROM written w
 CROSS JOIN (SELECT array_agg(study) AS known FROM studies) k;
 
 -- @stage review
 -- The sections assembled into the draft, with their markers.
 SELECT string_agg('## ' || heading || chr(10) || coalesce(text_marked, '') || chr(10), '' ORDER BY section) AS text_marked,
-       bool_or(NOT ok OR cardinality(unknown_markers) > 0) AS partial
+       bool_or(NOT ok OR cardinality(unknown_markers) > 0 OR claim_unwritten) AS partial
 FROM checked;
 
 -- The coherence passes asked for (the third argument), one after another
@@ -57,15 +66,22 @@ CROSS JOIN (SELECT array_agg(named_struct('number', study, 'authors', {{authors}
 
 -- @output sections
 -- One row per section: its text with markers, whether it is partial and why.
-SELECT section, heading, text_marked,
-       NOT ok OR cardinality(unknown_markers) > 0 AS partial,
+SELECT section, heading, claim_id, text_marked,
+       NOT ok OR cardinality(unknown_markers) > 0 OR claim_unwritten AS partial,
        unknown_markers,
        CASE WHEN NOT ok THEN 'the request failed: ' || error
             WHEN cardinality(unknown_markers) > 0
               THEN 'cites studies that are not in the table: ' || array_to_string(unknown_markers, ', ')
+            WHEN claim_unwritten
+              THEN 'the claim handed to it (' || claim_id || ') is not written up: none of its supporting studies is cited'
        END AS notes
 FROM checked
 ORDER BY section;
+
+-- @output outline
+-- The outline the write-up used, as a table to accept or edit: section,
+-- heading, brief, and the claim each section argues (with 'outline=claims').
+SELECT section, heading, brief, claim_id FROM sections ORDER BY section;
 
 -- @output review
 -- The whole write-up: rendered, with markers, the draft before the

@@ -191,6 +191,10 @@ pub fn session(settings: &Settings) -> Result<SessionContext> {
             "synthesis_coherence",
             crate::functions::study_claims::Kind::Coherence,
         ),
+        (
+            "synthesis_outline",
+            crate::functions::study_claims::Kind::Outline,
+        ),
     ] {
         ctx.register_udtf(
             name,

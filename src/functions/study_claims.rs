@@ -53,6 +53,8 @@ pub enum Kind {
     SynthesiseSql,
     /// `synthesis_coherence`: the coherence passes.
     Coherence,
+    /// `synthesis_outline`: the outline used.
+    Outline,
 }
 
 /// The table functions.
@@ -76,6 +78,7 @@ impl StudyClaimsFn {
             Kind::Citations => "synthesis_citations(src, protocol [, 'coherence=...'])",
             Kind::SynthesiseSql => "synthesise_sql(src, protocol [, 'coherence=...'])",
             Kind::Coherence => "synthesis_coherence(src, protocol, 'coherence=...')",
+            Kind::Outline => "synthesis_outline(src, protocol [, 'outline=claims'])",
             Kind::Sql => "study_claims_sql(src, protocol)",
         }
     }
@@ -87,7 +90,12 @@ impl TableFunctionImpl for StudyClaimsFn {
         let vals = literal_args(&args)?;
         let writes = matches!(
             self.kind,
-            Kind::Sections | Kind::Review | Kind::Citations | Kind::SynthesiseSql | Kind::Coherence
+            Kind::Sections
+                | Kind::Review
+                | Kind::Citations
+                | Kind::SynthesiseSql
+                | Kind::Coherence
+                | Kind::Outline
         );
         if vals.len() < 2 || vals.len() > 2 + usize::from(writes) {
             return plan_err!(
@@ -103,8 +111,16 @@ impl TableFunctionImpl for StudyClaimsFn {
         let options = super::parse_options(
             &str_arg(&vals, 2, usage, "options")?.unwrap_or_default(),
             usage,
-            &["coherence"],
+            &["coherence", "outline"],
         )?;
+        let from = match options.get("outline").map(|o| o.trim().to_lowercase()) {
+            None => crate::review::synthesis::Outline::Protocol,
+            Some(o) if o == "protocol" => crate::review::synthesis::Outline::Protocol,
+            Some(o) if o == "claims" => crate::review::synthesis::Outline::Claims,
+            Some(o) => {
+                return plan_err!("{usage}: outline={o}: the outline is 'protocol' (the protocol's) or 'claims' (a section per claim across studies)")
+            }
+        };
         let passes =
             crate::review::synthesis::passes(options.get("coherence").map_or("", String::as_str))
                 .or_else(|e| plan_err!("{usage}: {e}"))?;
@@ -127,14 +143,16 @@ impl TableFunctionImpl for StudyClaimsFn {
             | Kind::SynthesiseSql
             | Kind::Review
             | Kind::Citations
-            | Kind::Coherence => {
+            | Kind::Coherence
+            | Kind::Outline => {
                 let output = match self.kind {
                     Kind::Review => "review",
                     Kind::Citations => "citations",
                     Kind::Coherence => "coherence",
+                    Kind::Outline => "outline",
                     _ => "sections",
                 };
-                crate::review::synthesis::render(&src, &path, &protocol, &passes, output)
+                crate::review::synthesis::render(&src, &path, &protocol, &passes, from, output)
                     .or_else(|e| plan_err!("{usage}: {e}"))?
             }
         };

@@ -256,6 +256,23 @@ pub fn render(src: &str, protocol_path: &str, p: &Protocol, output: &str) -> Str
     keep_output(&fill(&text, src, protocol_path, p), output)
 }
 
+/// The stages of `sql/study_claims.sql` after the studies (the request and
+/// the reading of its reply), its prompt and schema filled in, for a file
+/// that builds on its `verified` rows (the write-up's claims outline).
+pub fn claims_stages(p: &Protocol) -> String {
+    let body = STUDY_CLAIMS_SQL
+        .split_once("-- @stage asked")
+        .map(|(_, rest)| format!("-- @stage asked{rest}"))
+        .unwrap_or_default();
+    let stages = body
+        .split_once("\n-- @output")
+        .map_or(body.as_str(), |(s, _)| s)
+        .to_string();
+    stages
+        .replace("{{prompt}}", &format!("'{}'", sql_text(&prompt(p))))
+        .replace("{{schema}}", &sql_text(&schema().to_string()))
+}
+
 /// `text` with the studies stage (`{{studies_stage}}`) and a protocol's
 /// parameters filled in: the source, the protocol's path, the fields a
 /// study's line shows (`{{study_line}}`) and a moderator may name

@@ -13,7 +13,27 @@ use super::{sql_text, Protocol};
 pub const SYNTHESISE_SQL: &str = include_str!("../../sql/synthesise.sql");
 
 /// The outputs of the file.
-pub const OUTPUTS: &[&str] = &["sections", "review", "coherence", "citations"];
+pub const OUTPUTS: &[&str] = &["sections", "review", "coherence", "citations", "outline"];
+
+/// Where a write-up's sections come from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outline {
+    /// The protocol's `outline`: each section shown every study.
+    Protocol,
+    /// One section per claim across studies (`study_claims`), shown only
+    /// the studies that claim rests on.
+    Claims,
+}
+
+/// The claims outline: a section per claim kept, in claim order.
+const CLAIM_SECTIONS: &str = "SELECT CAST(row_number() OVER (ORDER BY CAST(substr(c['claim_id'], 2) AS BIGINT)) AS BIGINT) AS section,\n       \
+    c['claim'] AS heading,\n       \
+    'Argue this claim across the studies that bear on it: ' || c['claim'] || ' Supported by '\n         \
+    || array_to_string(c['support'], ', ') || CASE WHEN cardinality(c['contradict']) > 0\n         \
+    THEN '; contradicted by ' || array_to_string(c['contradict'], ', ') ELSE '' END\n         \
+    || CASE WHEN c['moderator'] IS NOT NULL THEN '; the studies differ in ' || c['moderator'] ELSE '' END || '.' AS brief,\n       \
+    c['claim_id'] AS claim_id, array_concat(c['support'], c['contradict']) AS shown, c['support'] AS support\n\
+FROM verified WHERE c['row_kind'] = 'claim'";
 
 /// The coherence passes, in the order they run.
 pub const PASSES: &[&str] = &["structure", "cut", "register"];
@@ -137,13 +157,14 @@ pub fn render(
     protocol_path: &str,
     p: &Protocol,
     passes: &[&str],
+    from: Outline,
     output: &str,
 ) -> Result<String, String> {
     let (coherence_stages, final_from, coherence_output) = coherence_sql(passes);
     let sections = outline(p);
-    if sections.is_empty() {
+    if sections.is_empty() && from == Outline::Protocol {
         return Err(format!(
-            "the protocol {protocol_path} has no outline to write: add outline = [\"Heading: what the section covers\", ...]"
+            "the protocol {protocol_path} has no outline to write: add outline = [\"Heading: what the section covers\", ...], or derive the sections from the claims across studies with 'outline=claims'"
         ));
     }
     let rows: Vec<String> = sections
@@ -172,11 +193,25 @@ pub fn render(
         ],
         &["integer", "number"],
     );
+    let (claims_stages, sections_sql) = match from {
+        Outline::Protocol => (
+            String::new(),
+            format!(
+                "SELECT o.*, CAST(NULL AS VARCHAR) AS claim_id, CAST(NULL AS BIGINT[]) AS shown, CAST(NULL AS BIGINT[]) AS support\nFROM (VALUES {}) AS o(section, heading, brief)",
+                rows.join(", ")
+            ),
+        ),
+        Outline::Claims => (
+            super::study_claims::claims_stages(p),
+            CLAIM_SECTIONS.to_string(),
+        ),
+    };
     let text = SYNTHESISE_SQL
+        .replace("{{claims_stages}}", claims_stages.trim_end())
+        .replace("{{sections}}", &sections_sql)
         .replace("{{coherence_stages}}", coherence_stages.trim_end())
         .replace("{{final_from}}", &final_from)
         .replace("{{coherence_output}}", &coherence_output)
-        .replace("{{outline}}", &rows.join(", "))
         .replace("{{prompt}}", &format!("'{}'", sql_text(&prompt(p))))
         .replace(
             "{{size_order}}",

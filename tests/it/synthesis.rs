@@ -438,3 +438,78 @@ async fn a_coherence_pass_that_loses_a_citation_is_discarded_and_one_that_keeps_
         .await;
     assert!(bad.unwrap_err().to_string().contains("no pass 'shorten'"));
 }
+
+/// Sections from the claims across studies (`outline=claims`): a section
+/// per claim, shown only the studies that claim rests on; a section that
+/// cites none of its claim's supporting studies is partial and says so.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sections_from_claims_see_only_their_studies_and_a_claim_not_written_up_is_partial() {
+    let claims = serde_json::json!({"claims": [
+        {"claim": "Spacing improved retention.", "support": [2, 3], "contradict": [1], "moderator": null},
+        {"claim": "The effect was largest in classrooms.", "support": [3], "contradict": [], "moderator": null}
+    ]})
+    .to_string();
+    let first = vec![Rule {
+        needle: "Propose the claims the studies bear on".into(),
+        actions: vec![Action::Reply(claims)],
+    }];
+    let srv = spacing_server_with(
+        first,
+        &[
+            (
+                "Argue this claim across the studies that bear on it: Spacing improved retention.",
+                "Retention improved in two studies [study 2] [study 3] but not in a third [study 1].",
+            ),
+            (
+                "Argue this claim across the studies that bear on it: The effect was largest",
+                "Retention held at follow-up [study 1].",
+            ),
+        ],
+    )
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let corpus = spacing_corpus(dir.path());
+    let proto = dir.path().join("protocol.toml");
+    // No outline of its own: the claims give it.
+    std::fs::write(&proto, spacing_protocol("")).unwrap();
+    let ctx = crate::common::scripted_session(&srv.base_url(), dir.path(), "");
+    let (c, p) = (corpus.display(), proto.display());
+    let o = "outline=claims";
+    let outline = table(
+        &ctx,
+        &format!("SELECT section, claim_id, heading FROM synthesis_outline('{c}', '{p}', '{o}')"),
+    )
+    .await;
+    assert!(
+        outline.contains("| 1       | C1       | Spacing improved retention.           |"),
+        "{outline}"
+    );
+    assert!(
+        outline.contains("| 2       | C2       | The effect was largest in classrooms. |"),
+        "{outline}"
+    );
+    let t = table(
+        &ctx,
+        &format!("SELECT section, partial, notes FROM synthesise('{c}', '{p}', '{o}')"),
+    )
+    .await;
+    assert!(t.contains("| 1       | false   |"), "{t}");
+    assert!(
+        t.contains("| 2       | true    | the claim handed to it (C2) is not written up: none of its supporting studies is cited |"),
+        "{t}"
+    );
+    // Section 2 was shown only study 3 (Smith & Okafor); section 1 all three.
+    let shown = table(
+        &ctx,
+        "SELECT label, strpos(request, 'Smith, J.') > 0 AS smith, strpos(request, 'Garcia, R.') > 0 AS garcia FROM calls WHERE stage = 'synthesise' AND attempt = 1 ORDER BY label",
+    )
+    .await;
+    assert!(shown.contains("| section 1 | true  | true   |"), "{shown}");
+    assert!(shown.contains("| section 2 | true  | false  |"), "{shown}");
+    // Without an outline and without outline=claims there is nothing to write.
+    let err = ctx
+        .sql(&format!("SELECT * FROM synthesise('{c}', '{p}')"))
+        .await
+        .unwrap_err();
+    assert!(err.to_string().contains("outline=claims"), "{err}");
+}
