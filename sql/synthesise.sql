@@ -34,17 +34,23 @@ JOIN (SELECT s.section, string_agg(st.line, chr(10) ORDER BY {{size_order}} st.s
 -- not a study marks the section partial; so does a claim handed to the
 -- section whose supporting studies it cites none of (the citation check
 -- in reverse), and a failed request, which leaves the section unwritten.
-SELECT w.section, w.heading, w.brief, w.claim_id, w.r['text'] AS text_marked, w.r['ok'] AS ok, w.r['error'] AS error,
-       cite_unknown(w.r['text'], k.known) AS unknown_markers,
-       w.claim_id IS NOT NULL AND w.r['ok']
-         AND NOT array_has_any(coalesce(cite_numbers(w.r['text']), make_array(CAST(-1 AS BIGINT))), w.support) AS claim_unwritten
-FROM written w
+-- A section with no study to show was not asked (and is partial).
+SELECT s.section, s.heading, s.brief, s.claim_id, w.r['text'] AS text_marked,
+       coalesce(w.r['ok'], false) AS ok,
+       CASE WHEN w.section IS NULL THEN 'no study to write it from: the extraction has no document read for it'
+            ELSE w.r['error'] END AS error,
+       coalesce(cite_unknown(w.r['text'], k.known), make_array(CAST(-1 AS BIGINT))[1:0]) AS unknown_markers,
+       coalesce(s.claim_id IS NOT NULL AND w.r['ok']
+         AND NOT array_has_any(coalesce(cite_numbers(w.r['text']), make_array(CAST(-1 AS BIGINT))), s.support), false) AS claim_unwritten
+FROM sections s
+LEFT JOIN written w ON w.section = s.section
 CROSS JOIN (SELECT array_agg(study) AS known FROM studies) k;
 
 -- @stage review
 -- The sections assembled into the draft, with their markers.
 SELECT string_agg('## ' || heading || chr(10) || coalesce(text_marked, '') || chr(10), '' ORDER BY section) AS text_marked,
-       bool_or(NOT ok OR cardinality(unknown_markers) > 0 OR claim_unwritten) AS partial
+       bool_or(NOT ok OR cardinality(unknown_markers) > 0 OR claim_unwritten) AS partial,
+       count(text_marked) AS written
 FROM checked;
 
 -- The coherence passes asked for (the third argument), one after another
@@ -69,7 +75,8 @@ CROSS JOIN (SELECT array_agg(named_struct('number', study, 'authors', {{authors}
 SELECT section, heading, claim_id, text_marked,
        NOT ok OR cardinality(unknown_markers) > 0 OR claim_unwritten AS partial,
        unknown_markers,
-       CASE WHEN NOT ok THEN 'the request failed: ' || error
+       CASE WHEN NOT ok AND error LIKE 'no study to write%' THEN error
+            WHEN NOT ok THEN 'the request failed: ' || error
             WHEN cardinality(unknown_markers) > 0
               THEN 'cites studies that are not in the table: ' || array_to_string(unknown_markers, ', ')
             WHEN claim_unwritten

@@ -72,7 +72,10 @@ pub fn passes(value: &str) -> Result<Vec<&'static str>, String> {
 }
 
 /// The stages of the passes, the stage the final text is in, and the
-/// coherence output.
+/// coherence output. A pass over a draft with no section written is not
+/// asked: its prompt is NULL, which `llm_detail` answers with NULL and no
+/// request (a filter would not do: the async UDF may be evaluated before
+/// it).
 fn coherence_sql(passes: &[&str]) -> (String, String, String) {
     let mut stages = String::new();
     let mut prev = "review".to_string();
@@ -86,12 +89,15 @@ fn coherence_sql(passes: &[&str]) -> (String, String, String) {
         stages.push_str(&format!(
             "-- @stage pass_{k}\n\
              SELECT '{pass}' AS pass, {k} AS step, d.text_marked AS draft, x.r['text'] AS revision,\n       \
-             CASE WHEN NOT x.r['ok'] THEN 'the request failed: ' || coalesce(x.r['error'], '')\n            \
+             CASE WHEN x.r IS NULL THEN 'not run: no section was written'\n            \
+             WHEN NOT x.r['ok'] THEN 'the request failed: ' || coalesce(x.r['error'], '')\n            \
              ELSE coherence_refusal(d.text_marked, x.r['text']) END AS refused,\n       \
              CASE WHEN x.r['ok'] AND coherence_refusal(d.text_marked, x.r['text']) IS NULL THEN x.r['text']\n            \
              ELSE d.text_marked END AS text_marked\n\
              FROM {prev} d\n\
-             CROSS JOIN (SELECT llm_detail('{}' || text_marked, 'stage=coherence, label={pass}{{{{llm_options}}}}') AS r FROM {prev}) x;\n\n",
+             CROSS JOIN (SELECT llm_detail('{}' || CASE WHEN rv.written > 0 THEN p.text_marked END,\n                                \
+             'stage=coherence, label={pass}{{{{llm_options}}}}') AS r\n           \
+             FROM {prev} p CROSS JOIN review rv) x;\n\n",
             sql_text(&instructions)
         ));
         rows.push(format!(

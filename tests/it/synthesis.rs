@@ -513,3 +513,63 @@ async fn sections_from_claims_see_only_their_studies_and_a_claim_not_written_up_
         .unwrap_err();
     assert!(err.to_string().contains("outline=claims"), "{err}");
 }
+
+/// An extraction that read no study (every request failed): every section
+/// is still a row, partial, saying why; no section or coherence request is
+/// sent; the review is one row with nothing rendered.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_no_study_read_every_section_is_a_row_saying_why_and_nothing_is_asked() {
+    let srv = TestServer::start(
+        vec![Rule {
+            needle: String::new(),
+            actions: vec![Action::Status(500, None)],
+        }],
+        Duration::ZERO,
+    )
+    .await
+    .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let corpus = spacing_corpus(dir.path());
+    let proto = dir.path().join("protocol.toml");
+    std::fs::write(
+        &proto,
+        spacing_protocol(r#""Included studies: How many", "Findings: The effect""#),
+    )
+    .unwrap();
+    let ctx = crate::common::scripted_session(&srv.base_url(), dir.path(), "max_attempts = 1\n");
+    let (c, p) = (corpus.display(), proto.display());
+    let o = "coherence=all";
+    let t = table(
+        &ctx,
+        &format!("SELECT section, partial, notes FROM synthesise('{c}', '{p}', '{o}')"),
+    )
+    .await;
+    for s in ["| 1 ", "| 2 "] {
+        assert!(
+            t.lines()
+                .any(|l| l.starts_with(s) && l.contains("| true    | no study to write it from")),
+            "{t}"
+        );
+    }
+    let sent = srv.count();
+    let k = table(
+        &ctx,
+        &format!("SELECT pass, kept, reason FROM synthesis_coherence('{c}', '{p}', '{o}')"),
+    )
+    .await;
+    assert_eq!(
+        k.matches("not run: no section was written").count(),
+        3,
+        "{k}"
+    );
+    let r = table(&ctx, &format!("SELECT count(*) AS n, bool_and(partial) AS partial FROM synthesis('{c}', '{p}', '{o}')")).await;
+    assert!(r.contains("| 1 | true    |"), "{r}");
+    let asked = table(
+        &ctx,
+        "SELECT count(*) AS n FROM calls WHERE stage IN ('synthesise', 'coherence')",
+    )
+    .await;
+    let detail = table(&ctx, "SELECT stage, label, attempt, cached, error FROM calls WHERE stage IN ('synthesise', 'coherence')").await;
+    assert!(asked.contains("| 0 |"), "{asked}{detail}");
+    assert_eq!(srv.count(), sent, "nothing more sent");
+}
