@@ -255,19 +255,27 @@ pub fn render(marked: &str, studies: &[Study]) -> Rendered {
             j += 1;
         }
         let run = &found[i..=j];
-        if run.iter().all(|m| label.contains_key(&m.number)) {
-            let mut cites: Vec<&str> = Vec::new();
-            for m in run {
-                let l = label[&m.number].as_str();
-                if !cites.contains(&l) {
-                    cites.push(l);
-                }
+        // The run's studies as one parenthetical; a marker naming no
+        // study stays as written after it (the checks report it).
+        let mut cites: Vec<&str> = Vec::new();
+        let mut unknown: Vec<&str> = Vec::new();
+        for m in run {
+            match label.get(&m.number) {
+                Some(l) if !cites.contains(&l.as_str()) => cites.push(l),
+                Some(_) => {}
+                None => unknown.push(&marked[m.start..m.end]),
             }
+        }
+        if !cites.is_empty() {
             cites.sort_by_key(|c| c.to_lowercase());
             text.push_str(&marked[at..run[0].start]);
             text.push('(');
             text.push_str(&cites.join("; "));
             text.push(')');
+            for u in unknown {
+                text.push(' ');
+                text.push_str(u);
+            }
             at = run[run.len() - 1].end;
         }
         i = j + 1;
@@ -404,11 +412,14 @@ mod tests {
         let mut studies = seed_studies();
         studies[1].authors = Some("Smith, J., Okafor, A.".into());
         studies[1].year = Some(2019);
-        let r = render("X [study 1] [study 2]. Y [study 9].", &studies);
+        let r = render(
+            "X [study 1] [study 2]. Y [study 9]. Z [study 9] [study 3].",
+            &studies,
+        );
         let first = r.text.lines().next().unwrap();
         assert_eq!(
             first,
-            "X (Smith & Okafor, 2019a; Smith & Okafor, 2019b). Y [study 9]."
+            "X (Smith & Okafor, 2019a; Smith & Okafor, 2019b). Y [study 9]. Z (Garcia, 2022) [study 9]."
         );
         assert!(
             r.text.contains("Okafor, A. (2019a). Cognitive"),
