@@ -11,8 +11,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use datafusion::arrow::array::{Array, ArrayRef, AsArray, ListArray, RecordBatch, StructArray};
-use datafusion::arrow::buffer::OffsetBuffer;
+use datafusion::arrow::array::{Array, AsArray, RecordBatch};
 use datafusion::arrow::datatypes::{DataType, Field, Schema};
 use datafusion::catalog::{TableFunctionArgs, TableFunctionImpl, TableProvider};
 use datafusion::common::{exec_err, plan_err, Result, ScalarValue};
@@ -120,22 +119,7 @@ impl ScalarUDFImpl for ClaimDrafts {
                     .or_else(|_| exec_err!("{DRAFTS_USAGE}: too many drafts"))?,
             );
         }
-        let fields = drafted_fields();
-        let schema = Arc::new(Schema::new(fields.clone()));
-        let mut decoder =
-            datafusion::arrow::json::ReaderBuilder::new(schema.clone()).build_decoder()?;
-        decoder.serialize(&all)?;
-        let batch = decoder
-            .flush()?
-            .unwrap_or_else(|| RecordBatch::new_empty(schema.clone()));
-        let values: ArrayRef = Arc::new(StructArray::from(batch));
-        let list = ListArray::try_new(
-            Arc::new(Field::new("item", DataType::Struct(fields), true)),
-            OffsetBuffer::new(offsets.into()),
-            values,
-            None,
-        )?;
-        Ok(ColumnarValue::Array(Arc::new(list)))
+        super::struct_lists(&all, offsets, drafted_fields())
     }
 }
 

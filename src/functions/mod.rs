@@ -343,3 +343,30 @@ pub fn corpus_table(
         vec![Arc::new(part)],
     )?))
 }
+
+/// One list of structs a row: `items` (serialised into `fields`, as
+/// Arrow's JSON decoder reads them) cut into rows at `offsets` (`0`, then
+/// each row's end).
+pub fn struct_lists<T: serde::Serialize>(
+    items: &[T],
+    offsets: Vec<i32>,
+    fields: datafusion::arrow::datatypes::Fields,
+) -> Result<ColumnarValue> {
+    use datafusion::arrow::array::{ArrayRef, ListArray, StructArray};
+    use datafusion::arrow::datatypes::{DataType, Field, Schema};
+    let schema = Arc::new(Schema::new(fields.clone()));
+    let mut decoder =
+        datafusion::arrow::json::ReaderBuilder::new(schema.clone()).build_decoder()?;
+    decoder.serialize(items)?;
+    let batch = decoder
+        .flush()?
+        .unwrap_or_else(|| RecordBatch::new_empty(schema.clone()));
+    let values: ArrayRef = Arc::new(StructArray::from(batch));
+    let list = ListArray::try_new(
+        Arc::new(Field::new("item", DataType::Struct(fields), true)),
+        datafusion::arrow::buffer::OffsetBuffer::new(offsets.into()),
+        values,
+        None,
+    )?;
+    Ok(ColumnarValue::Array(Arc::new(list)))
+}

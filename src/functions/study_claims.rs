@@ -14,9 +14,8 @@ use std::collections::BTreeSet;
 use std::path::Path;
 use std::sync::Arc;
 
-use datafusion::arrow::array::{Array, ArrayRef, AsArray, ListArray, RecordBatch, StructArray};
-use datafusion::arrow::buffer::OffsetBuffer;
-use datafusion::arrow::datatypes::{DataType, Field, Fields, Int64Type, Schema};
+use datafusion::arrow::array::{Array, ArrayRef, AsArray, ListArray, StructArray};
+use datafusion::arrow::datatypes::{DataType, Field, Fields, Int64Type};
 use datafusion::catalog::{TableFunctionArgs, TableFunctionImpl, TableProvider};
 use datafusion::common::{exec_err, plan_err, Result, ScalarValue};
 use datafusion::execution::SessionState;
@@ -253,22 +252,7 @@ impl ScalarUDFImpl for StudyClaimsRead {
                 i32::try_from(all.len()).or_else(|_| exec_err!("{READ_USAGE}: too many claims"))?,
             );
         }
-        let fields = read_fields();
-        let schema = Arc::new(Schema::new(fields.clone()));
-        let mut decoder =
-            datafusion::arrow::json::ReaderBuilder::new(schema.clone()).build_decoder()?;
-        decoder.serialize(&all)?;
-        let batch = decoder
-            .flush()?
-            .unwrap_or_else(|| RecordBatch::new_empty(schema.clone()));
-        let values: ArrayRef = Arc::new(StructArray::from(batch));
-        let list = ListArray::try_new(
-            Arc::new(Field::new("item", DataType::Struct(fields), true)),
-            OffsetBuffer::new(offsets.into()),
-            values,
-            None,
-        )?;
-        Ok(ColumnarValue::Array(Arc::new(list)))
+        super::struct_lists(&all, offsets, read_fields())
     }
 }
 

@@ -38,6 +38,15 @@ pub enum ExtractOutput {
     Evidence,
 }
 
+/// " The review question: ..." for a protocol that states one (else
+/// nothing), as the study prompts put it after their first sentence.
+pub(crate) fn question_sentence(p: &Protocol) -> String {
+    p.question
+        .as_deref()
+        .map(|q| format!(" The review question: {q}"))
+        .unwrap_or_default()
+}
+
 /// A string as a SQL literal's contents (quotes doubled).
 pub fn sql_text(s: &str) -> String {
     s.replace('\'', "''")

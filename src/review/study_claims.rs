@@ -230,11 +230,7 @@ fn prompt(p: &Protocol) -> String {
         .iter()
         .map(|f| format!("- {} ({}): {}", f.name, f.kind, f.description))
         .collect();
-    let question = p
-        .question
-        .as_deref()
-        .map(|q| format!(" The review question: {q}"))
-        .unwrap_or_default();
+    let question = super::question_sentence(p);
     format!(
         "You are given the rows an extraction gave for the studies of a systematic review, one line each, numbered [study n].{question}\n\
          Propose the claims the studies bear on, across studies: what several agree on, and where they disagree. \
@@ -249,11 +245,11 @@ fn prompt(p: &Protocol) -> String {
 /// `sql/study_claims.sql` and `sql/gaps.sql` rendered for source `src`
 /// and protocol `p`, with output `output` (one of [`OUTPUTS`]).
 pub fn render(src: &str, protocol_path: &str, p: &Protocol, output: &str) -> String {
-    let text = format!("{STUDY_CLAIMS_SQL}\n{GAPS_SQL}")
-        .replace("{{field_gaps}}", &field_gaps(p))
-        .replace("{{prompt}}", &format!("'{}'", sql_text(&prompt(p))))
-        .replace("{{schema}}", &sql_text(&schema().to_string()));
-    keep_output(&fill(&text, src, protocol_path, p), output)
+    let text = format!("{STUDY_CLAIMS_SQL}\n{GAPS_SQL}").replace("{{field_gaps}}", &field_gaps(p));
+    keep_output(
+        &fill(&with_request(&text, p), src, protocol_path, p),
+        output,
+    )
 }
 
 /// The stages of `sql/study_claims.sql` after the studies (the request and
@@ -266,10 +262,13 @@ pub fn claims_stages(p: &Protocol) -> String {
         .unwrap_or_default();
     let stages = body
         .split_once("\n-- @output")
-        .map_or(body.as_str(), |(s, _)| s)
-        .to_string();
-    stages
-        .replace("{{prompt}}", &format!("'{}'", sql_text(&prompt(p))))
+        .map_or(body.as_str(), |(s, _)| s);
+    with_request(stages, p)
+}
+
+/// `text` with the claims request's prompt and schema filled in.
+fn with_request(text: &str, p: &Protocol) -> String {
+    text.replace("{{prompt}}", &format!("'{}'", sql_text(&prompt(p))))
         .replace("{{schema}}", &sql_text(&schema().to_string()))
 }
 

@@ -143,11 +143,7 @@ pub fn outline(p: &Protocol) -> Vec<(String, String)> {
 
 /// The instructions of a section's request.
 fn prompt(p: &Protocol) -> String {
-    let question = p
-        .question
-        .as_deref()
-        .map(|q| format!(" The review question: {q}"))
-        .unwrap_or_default();
+    let question = super::question_sentence(p);
     format!(
         "Write one section of a systematic review from the studies listed below, in formal academic prose: hedge claims as the evidence warrants, past tense for findings, and where studies disagree say so and say how they differ.{question}\n\
          Cite each study you draw on as [study n] right after the statement it supports, using only the numbers shown. \

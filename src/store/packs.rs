@@ -82,6 +82,24 @@ struct State {
     adopted: bool,
 }
 
+impl State {
+    /// Pack `name` and its entries (key, offset, length).
+    fn add(&mut self, name: &str, pack: Pack, entries: Vec<(String, u64, u64)>) {
+        let at: Arc<str> = Arc::from(name);
+        for (key, offset, len) in entries {
+            self.index.insert(
+                key,
+                Loc {
+                    pack: at.clone(),
+                    offset,
+                    len,
+                },
+            );
+        }
+        self.packs.insert(name.to_string(), pack);
+    }
+}
+
 /// A packed key-value folder of a store.
 #[derive(Debug)]
 pub struct Packs {
@@ -339,24 +357,13 @@ impl Packs {
         store
             .put(&self.pack_rel(&name, "idx"), idx.into_bytes())
             .await?;
-        let mut st = self.state.lock().await;
-        let pack: Arc<str> = Arc::from(name.as_str());
-        for (key, offset, len) in locs {
-            st.index.insert(
-                key,
-                Loc {
-                    pack: pack.clone(),
-                    offset,
-                    len,
-                },
-            );
-        }
-        st.packs.insert(
-            name.clone(),
+        self.state.lock().await.add(
+            &name,
             Pack {
                 level,
                 bytes: total,
             },
+            locs,
         );
         Ok(name)
     }
@@ -411,19 +418,8 @@ impl Packs {
                 .next()
                 .and_then(|l| l.parse().ok())
                 .unwrap_or(FULL_LEVEL);
-            let pack: Arc<str> = Arc::from(name.as_str());
-            for (key, offset, len) in entries {
-                st.index.insert(
-                    key,
-                    Loc {
-                        pack: pack.clone(),
-                        offset,
-                        len,
-                    },
-                );
-            }
             let bytes = sizes.get(&name).copied().unwrap_or(0);
-            st.packs.insert(name, Pack { level, bytes });
+            st.add(&name, Pack { level, bytes }, entries);
         }
         st.listed = Some(Instant::now());
         Ok(())
