@@ -11,16 +11,20 @@
 
 -- @stage sections
 -- The outline: the protocol's (a heading and its brief per section, every
--- study shown), or with 'outline=claims' one section per claim across
--- studies, shown only the studies that claim rests on.
+-- study shown), or with 'outline=claims' sections derived from the claims
+-- across studies, each shown only the studies its claims rest on.
 {{sections}};
+
+-- @stage section_claims
+-- The claims each section argues, with the studies that support them.
+{{section_claims}};
 
 -- @stage written
 -- One request per section: the question, the style, the section's brief,
 -- then its studies, largest first (by {{size_field}} where the protocol
 -- has a sample size; else in order of number). The reply is prose citing
 -- studies as [study n].
-SELECT s.section, s.heading, s.brief, s.claim_id, s.support,
+SELECT s.section, s.heading, s.brief,
        llm_detail({{prompt}} || '## ' || s.heading || chr(10) || 'Brief: ' || s.brief || chr(10) || chr(10)
                   || 'Studies:' || chr(10) || l.lines,
                   'stage=synthesise, label=section ' || CAST(s.section AS VARCHAR) || '{{llm_options}}') AS r
@@ -35,21 +39,24 @@ JOIN (SELECT s.section, string_agg(st.line, chr(10) ORDER BY {{size_order}} st.s
 -- section whose supporting studies it cites none of (the citation check
 -- in reverse), and a failed request, which leaves the section unwritten.
 -- A section with no study to show was not asked (and is partial).
-SELECT s.section, s.heading, s.brief, s.claim_id, w.r['text'] AS text_marked,
+SELECT s.section, s.heading, s.brief, s.claim_ids, w.r['text'] AS text_marked,
        coalesce(w.r['ok'], false) AS ok,
        CASE WHEN w.section IS NULL THEN 'no study to write it from: the extraction has no document read for it'
             ELSE w.r['error'] END AS error,
        coalesce(cite_unknown(w.r['text'], k.known), make_array(CAST(-1 AS BIGINT))[1:0]) AS unknown_markers,
-       coalesce(s.claim_id IS NOT NULL AND w.r['ok']
-         AND NOT array_has_any(coalesce(cite_numbers(w.r['text']), make_array(CAST(-1 AS BIGINT))), s.support), false) AS claim_unwritten
+       coalesce(u.unwritten, make_array('')[1:0]) AS unwritten
 FROM sections s
 LEFT JOIN written w ON w.section = s.section
+LEFT JOIN (SELECT c.section, array_agg(c.claim_id ORDER BY c.claim_id) AS unwritten
+           FROM section_claims c JOIN written w ON w.section = c.section
+           WHERE w.r['ok'] AND NOT array_has_any(coalesce(cite_numbers(w.r['text']), make_array(CAST(-1 AS BIGINT))), c.support)
+           GROUP BY c.section) u ON u.section = s.section
 CROSS JOIN (SELECT array_agg(study) AS known FROM studies) k;
 
 -- @stage review
 -- The sections assembled into the draft, with their markers.
 SELECT string_agg('## ' || heading || chr(10) || coalesce(text_marked, '') || chr(10), '' ORDER BY section) AS text_marked,
-       bool_or(NOT ok OR cardinality(unknown_markers) > 0 OR claim_unwritten) AS partial,
+       bool_or(NOT ok OR cardinality(unknown_markers) > 0 OR cardinality(unwritten) > 0) AS partial,
        count(text_marked) AS written
 FROM checked;
 
@@ -61,34 +68,45 @@ FROM checked;
 -- (coherence_refusal, review::coherence).
 {{coherence_stages}}
 
+-- @stage bibliography
+-- Each study's bibliographic fields: from its record in the reference
+-- exports where there is one ('bibliography=EXPORTS' matched to the
+-- files, or the records an extraction of records read), else from the
+-- fields extracted.
+SELECT st.study, st.source, r.r_record_id AS record_id,
+       coalesce(r.r_authors, {{authors}}) AS authors, coalesce(r.r_year, {{year}}) AS year,
+       coalesce(r.r_title, {{title}}) AS title, coalesce(r.r_venue, {{venue}}) AS venue
+FROM studies st LEFT JOIN ({{records}}) r ON r.r_key = st.source;
+
 -- @stage final
 -- The write-up after the passes kept, its citations rendered.
 SELECT cite_render(f.text_marked, b.bib) AS rendered, f.text_marked, r.text_marked AS draft, r.partial
 FROM {{final_from}} f
 CROSS JOIN review r
-CROSS JOIN (SELECT array_agg(named_struct('number', study, 'authors', {{authors}}, 'year', {{year}},
-                                          'title', {{title}}, 'venue', {{venue}})) AS bib
-            FROM studies) b;
+CROSS JOIN (SELECT array_agg(named_struct('number', study, 'authors', authors, 'year', year,
+                                          'title', title, 'venue', venue)) AS bib
+            FROM bibliography) b;
 
 -- @output sections
 -- One row per section: its text with markers, whether it is partial and why.
-SELECT section, heading, claim_id, text_marked,
-       NOT ok OR cardinality(unknown_markers) > 0 OR claim_unwritten AS partial,
+SELECT section, heading, claim_ids, text_marked,
+       NOT ok OR cardinality(unknown_markers) > 0 OR cardinality(unwritten) > 0 AS partial,
        unknown_markers,
        CASE WHEN NOT ok AND error LIKE 'no study to write%' THEN error
             WHEN NOT ok THEN 'the request failed: ' || error
             WHEN cardinality(unknown_markers) > 0
               THEN 'cites studies that are not in the table: ' || array_to_string(unknown_markers, ', ')
-            WHEN claim_unwritten
-              THEN 'the claim handed to it (' || claim_id || ') is not written up: none of its supporting studies is cited'
+            WHEN cardinality(unwritten) > 0
+              THEN 'a claim handed to it is not written up (' || array_to_string(unwritten, ', ') || '): none of its supporting studies is cited'
        END AS notes
 FROM checked
 ORDER BY section;
 
 -- @output outline
 -- The outline the write-up used, as a table to accept or edit: section,
--- heading, brief, and the claim each section argues (with 'outline=claims').
-SELECT section, heading, brief, claim_id FROM sections ORDER BY section;
+-- heading, brief, the claims each section argues (with 'outline=claims'),
+-- and what the outline's making noted.
+SELECT section, heading, brief, claim_ids, note FROM sections ORDER BY section;
 
 -- @output review
 -- The whole write-up: rendered, with markers, the draft before the
@@ -102,10 +120,16 @@ FROM final;
 {{coherence_output}};
 
 -- @output citations
--- Each study the write-up cites: its marker, document and reference.
+-- Each study the write-up cites: its marker, document, record and
+-- reference-list entry (NULL when the citations stay as markers).
 WITH cited AS (
   SELECT DISTINCT unnest(cite_numbers(text_marked)) AS study FROM final
+), entries AS (
+  SELECT unnest(rendered['references']) AS e FROM final
 )
-SELECT '[study ' || CAST(c.study AS VARCHAR) || ']' AS marker, c.study, s.document_id, s.source
+SELECT '[study ' || CAST(c.study AS VARCHAR) || ']' AS marker, c.study, s.document_id, s.source,
+       b.record_id, e.e['entry'] AS reference
 FROM cited c JOIN studies s ON s.study = c.study
+JOIN bibliography b ON b.study = c.study
+LEFT JOIN entries e ON e.e['study'] = c.study
 ORDER BY c.study;

@@ -198,7 +198,10 @@ pub fn session(settings: &Settings) -> Result<SessionContext> {
     ] {
         ctx.register_udtf(
             name,
-            Arc::new(crate::functions::study_claims::StudyClaimsFn { kind }),
+            Arc::new(crate::functions::study_claims::StudyClaimsFn {
+                kind,
+                store: store.clone(),
+            }),
         );
     }
     for (name, kind) in [
@@ -241,6 +244,7 @@ pub fn session(settings: &Settings) -> Result<SessionContext> {
             ] {
                 ctx.register_table(name, Arc::new(results::view(s, name, "", schema)?))?;
             }
+            crate::functions::study_claims::register(&ctx, s)?;
             if let Some((protocol, schema)) = latest_extraction_of(s) {
                 ctx.register_table(
                     "extraction",

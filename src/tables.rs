@@ -630,3 +630,86 @@ pub fn conform(batch: RecordBatch, schema: &SchemaRef) -> datafusion::common::Re
             .with_row_count(Some(batch.num_rows())),
     )?)
 }
+
+/// The columns every stored write-up table starts with: which write-up a
+/// row belongs to (a digest of the source, the protocol, and the options
+/// that change what is written), the source, the protocol's hash, those
+/// options as given, and when it was written.
+fn synthesis_key() -> Vec<Field> {
+    vec![
+        text("synthesis_id"),
+        text("src"),
+        text("protocol_hash"),
+        text("options"),
+        Field::new("written_at", ts(), true),
+    ]
+}
+
+fn synthesis_table(rest: Vec<Field>) -> SchemaRef {
+    let mut fields = synthesis_key();
+    fields.extend(rest);
+    Arc::new(Schema::new(fields))
+}
+
+/// The store's `synthesis_sections`: a write-up's sections, as
+/// `synthesise(...)` gives them.
+pub static SYNTHESIS_SECTIONS: LazyLock<SchemaRef> = LazyLock::new(|| {
+    synthesis_table(vec![
+        Field::new("section", DataType::Int64, true),
+        text("heading"),
+        list_of("claim_ids", DataType::Utf8),
+        text("text_marked"),
+        Field::new("partial", DataType::Boolean, true),
+        list_of("unknown_markers", DataType::Int64),
+        text("notes"),
+    ])
+});
+
+/// The store's `synthesis_review`: the whole write-up, as `synthesis(...)`
+/// gives it.
+pub static SYNTHESIS_REVIEW: LazyLock<SchemaRef> = LazyLock::new(|| {
+    synthesis_table(vec![
+        text("text"),
+        text("text_marked"),
+        text("draft"),
+        Field::new("author_year", DataType::Boolean, true),
+        Field::new("partial", DataType::Boolean, true),
+        text("note"),
+    ])
+});
+
+/// The store's `synthesis_coherence`: the coherence passes, as
+/// `synthesis_coherence(...)` gives them.
+pub static SYNTHESIS_COHERENCE: LazyLock<SchemaRef> = LazyLock::new(|| {
+    synthesis_table(vec![
+        text("pass"),
+        Field::new("step", DataType::Int64, true),
+        Field::new("kept", DataType::Boolean, true),
+        text("reason"),
+    ])
+});
+
+/// The store's `synthesis_citations`: each study a write-up cites, as
+/// `synthesis_citations(...)` gives them.
+pub static SYNTHESIS_CITATIONS: LazyLock<SchemaRef> = LazyLock::new(|| {
+    synthesis_table(vec![
+        text("marker"),
+        Field::new("study", DataType::Int64, true),
+        text("document_id"),
+        text("source"),
+        text("record_id"),
+        text("reference"),
+    ])
+});
+
+/// The store's `synthesis_outline`: the outline a write-up used, as
+/// `synthesis_outline(...)` gives it.
+pub static SYNTHESIS_OUTLINE: LazyLock<SchemaRef> = LazyLock::new(|| {
+    synthesis_table(vec![
+        Field::new("section", DataType::Int64, true),
+        text("heading"),
+        text("brief"),
+        list_of("claim_ids", DataType::Utf8),
+        text("note"),
+    ])
+});

@@ -35,6 +35,47 @@ pub struct Stages {
     pub stages: Vec<(String, String)>,
     /// The query whose rows are the table's.
     pub output: String,
+    /// Queries over the stages whose rows are kept in the store once the
+    /// stages have run (before the output streams).
+    pub keep: Vec<Keep>,
+}
+
+/// Rows a staged query keeps in a table of the store: `sql`'s rows, in
+/// columns `schema`, in place of the rows `replace` matches (one commit).
+#[derive(Debug, Clone)]
+pub struct Keep {
+    /// The query, over the stages.
+    pub sql: String,
+    /// The store's table.
+    pub table: crate::store::delta::Delta,
+    /// Its name, for its first commit.
+    pub name: String,
+    /// The table's columns (the query's, by position).
+    pub schema: SchemaRef,
+    /// The rows the query's replace.
+    pub replace: datafusion::logical_expr::Expr,
+}
+
+impl Keep {
+    /// Runs the query and commits its rows.
+    async fn run(&self, state: &SessionState, ctx: Arc<TaskContext>) -> Result<()> {
+        let plan = physical(state, &self.sql).await?;
+        let batches = collect(plan, ctx).await?;
+        let batches = batches
+            .into_iter()
+            .map(|b| crate::tables::conform(b, &self.schema))
+            .collect::<Result<Vec<_>>>()?;
+        let batch = datafusion::arrow::compute::concat_batches(&self.schema, &batches)?;
+        self.table
+            .commit_retrying(
+                Some(self.replace.clone()),
+                batch,
+                deltalake::kernel::transaction::CommitProperties::default(),
+                &self.name,
+            )
+            .await
+            .map_err(DataFusionError::from)
+    }
 }
 
 /// A session like `base` with a catalog of its own holding only `calls` (the
@@ -237,6 +278,11 @@ impl PartitionStream for StagedPartition {
         let run = async move {
             let (state, tables) = private_state(&base, None)?;
             run_stages(&state, &tables, &stages, ctx.clone()).await?;
+            for k in &stages.keep {
+                k.run(&state, ctx.clone())
+                    .await
+                    .map_err(|e| e.context(format!("keeping the rows of {}", k.name)))?;
+            }
             let plan = physical(&state, &stages.output).await?;
             execute_stream(plan, ctx)
         };

@@ -23,10 +23,18 @@ use datafusion::logical_expr::{
     ColumnarValue, ScalarFunctionArgs, ScalarUDFImpl, Signature, TypeSignature, Volatility,
 };
 
+use datafusion::arrow::datatypes::SchemaRef;
+use datafusion::common::DataFusionError;
+use datafusion::logical_expr::{col, lit};
+
 use super::{literal_args, str_arg};
-use crate::engine::staged::staged_table;
-use crate::review::study_claims::{read, render};
-use crate::review::{split_stages, Protocol};
+use crate::engine::staged::{staged_table, Keep};
+use crate::review::study_claims::{read, render, Source};
+use crate::review::synthesis::{passes, Bibliography, Outline, Write};
+use crate::review::{split_stages, sql_text, Protocol};
+use crate::store::delta::{Delta, DeltaView};
+use crate::store::Store;
+use crate::tables;
 use quarry_udfs::util::string_array;
 
 /// Which of the file's outputs a function gives.
@@ -61,68 +69,183 @@ pub enum Kind {
 pub struct StudyClaimsFn {
     /// Which one.
     pub kind: Kind,
+    /// The store: with one, every write-up is kept in its `synthesis_*`
+    /// tables.
+    pub store: Option<Store>,
 }
 
-impl StudyClaimsFn {
-    fn usage(&self) -> &'static str {
-        match self.kind {
-            Kind::Claims => "study_claims(src, protocol)",
-            Kind::Support => "study_claim_support(src, protocol)",
-            Kind::Dropped => "study_claims_dropped(src, protocol)",
-            Kind::Gaps => "gaps(src, protocol)",
-            Kind::Sections => {
-                "synthesise(src, protocol [, 'coherence=all|structure+cut+register'])"
-            }
-            Kind::Review => "synthesis(src, protocol [, 'coherence=...'])",
-            Kind::Citations => "synthesis_citations(src, protocol [, 'coherence=...'])",
-            Kind::SynthesiseSql => "synthesise_sql(src, protocol [, 'coherence=...'])",
-            Kind::Coherence => "synthesis_coherence(src, protocol, 'coherence=...')",
-            Kind::Outline => "synthesis_outline(src, protocol [, 'outline=claims'])",
-            Kind::Sql => "study_claims_sql(src, protocol)",
-        }
-    }
-}
-
-impl TableFunctionImpl for StudyClaimsFn {
-    fn call_with_args(&self, args: TableFunctionArgs) -> Result<Arc<dyn TableProvider>> {
-        let usage = self.usage();
-        let vals = literal_args(&args)?;
-        let writes = matches!(
-            self.kind,
+impl Kind {
+    /// The write-up's functions (the others read the claims file).
+    fn writes(self) -> bool {
+        matches!(
+            self,
             Kind::Sections
                 | Kind::Review
                 | Kind::Citations
                 | Kind::SynthesiseSql
                 | Kind::Coherence
                 | Kind::Outline
-        );
-        if vals.len() < 2 || vals.len() > 2 + usize::from(writes) {
+        )
+    }
+}
+
+impl StudyClaimsFn {
+    fn usage(&self) -> &'static str {
+        match self.kind {
+            Kind::Claims => "study_claims(src, protocol [, extraction options])",
+            Kind::Support => "study_claim_support(src, protocol [, extraction options])",
+            Kind::Dropped => "study_claims_dropped(src, protocol [, extraction options])",
+            Kind::Gaps => "gaps(src, protocol [, extraction options])",
+            Kind::Sections => {
+                "synthesise(src, protocol [, 'coherence=all|structure+cut+register, outline=protocol|claims, bibliography=EXPORTS'])"
+            }
+            Kind::Review => "synthesis(src, protocol [, options])",
+            Kind::Citations => "synthesis_citations(src, protocol [, options])",
+            Kind::SynthesiseSql => "synthesise_sql(src, protocol [, options])",
+            Kind::Coherence => "synthesis_coherence(src, protocol, 'coherence=...')",
+            Kind::Outline => "synthesis_outline(src, protocol [, 'outline=claims'])",
+            Kind::Sql => "study_claims_sql(src, protocol [, extraction options])",
+        }
+    }
+}
+
+/// The options of the studies' functions, split: the write-up's own
+/// (`own`, those `allowed`), and the extraction's (`records`, `included`,
+/// `all`, and records' `files=`/`recursive=`), which are `extract`'s third
+/// argument as given, with the records' options alone.
+struct StudyOptions {
+    own: std::collections::BTreeMap<String, String>,
+    extract: Option<String>,
+    records: Option<String>,
+}
+
+fn study_options(s: &str, usage: &str, allowed: &[&str]) -> Result<StudyOptions> {
+    let (mut own, mut extract, mut records_opts) = (Vec::new(), Vec::new(), Vec::new());
+    let mut records = false;
+    for item in s.split([',', ';']).map(str::trim).filter(|i| !i.is_empty()) {
+        let key = item
+            .split_once('=')
+            .map_or(item, |(k, _)| k)
+            .trim()
+            .to_ascii_lowercase();
+        match key.as_str() {
+            "records" if !item.contains('=') => {
+                records = true;
+                extract.push(item);
+            }
+            "included" | "all" if !item.contains('=') => extract.push(item),
+            k if super::records::OPTIONS.contains(&k) => {
+                extract.push(item);
+                records_opts.push(item);
+            }
+            _ if item.contains('=') && allowed.contains(&key.as_str()) => own.push(item),
+            _ => {
+                let mut all: Vec<&str> = allowed.to_vec();
+                all.extend(["records", "included", "all", "files=", "recursive="]);
+                return plan_err!(
+                    "{usage}: unknown option '{item}'; options: {} (the last five are the extraction's: 'records, files=DIR, included' for an extraction of reference records)",
+                    all.join(", ")
+                );
+            }
+        }
+    }
+    Ok(StudyOptions {
+        own: super::parse_options(&own.join(", "), usage, allowed)?,
+        extract: (!extract.is_empty()).then(|| extract.join(", ")),
+        records: records.then(|| records_opts.join(", ")),
+    })
+}
+
+/// The store tables a write-up is kept in, with their columns, and the
+/// output of `sql/synthesise.sql` each holds.
+fn kept_tables() -> [(&'static str, &'static str, SchemaRef); 5] {
+    [
+        (
+            "synthesis_sections",
+            "sections",
+            tables::SYNTHESIS_SECTIONS.clone(),
+        ),
+        (
+            "synthesis_review",
+            "review",
+            tables::SYNTHESIS_REVIEW.clone(),
+        ),
+        (
+            "synthesis_coherence",
+            "coherence",
+            tables::SYNTHESIS_COHERENCE.clone(),
+        ),
+        (
+            "synthesis_citations",
+            "citations",
+            tables::SYNTHESIS_CITATIONS.clone(),
+        ),
+        (
+            "synthesis_outline",
+            "outline",
+            tables::SYNTHESIS_OUTLINE.clone(),
+        ),
+    ]
+}
+
+/// Where a store keeps table `name`.
+fn kept_rel(name: &str) -> String {
+    format!("tables/synthesis/{}", name.trim_start_matches("synthesis_"))
+}
+
+/// The store's write-up tables, by name: every write-up made with the
+/// store, told apart by `synthesis_id` (the same source, protocol and
+/// options make the same id, and replace its rows).
+pub fn register(
+    ctx: &datafusion::prelude::SessionContext,
+    store: &Store,
+) -> crate::error::Result<()> {
+    for (name, _, schema) in kept_tables() {
+        let delta = Delta::new(store, &kept_rel(name), &format!("the store's {name} table"))?;
+        ctx.register_table(name, Arc::new(DeltaView::new(delta, None, schema)))?;
+    }
+    Ok(())
+}
+
+impl TableFunctionImpl for StudyClaimsFn {
+    fn call_with_args(&self, args: TableFunctionArgs) -> Result<Arc<dyn TableProvider>> {
+        let usage = self.usage();
+        let vals = literal_args(&args)?;
+        let writes = self.kind.writes();
+        if vals.len() < 2 || vals.len() > 3 {
             return plan_err!(
-                "{usage}: takes the extraction's source and protocol file{}, got {} argument(s)",
-                if writes {
-                    " (and optionally options)"
-                } else {
-                    ""
-                },
+                "{usage}: takes the extraction's source and protocol file, and optionally options, got {} argument(s)",
                 vals.len()
             );
         }
-        let options = super::parse_options(
-            &str_arg(&vals, 2, usage, "options")?.unwrap_or_default(),
-            usage,
-            &["coherence", "outline"],
-        )?;
-        let from = match options.get("outline").map(|o| o.trim().to_lowercase()) {
-            None => crate::review::synthesis::Outline::Protocol,
-            Some(o) if o == "protocol" => crate::review::synthesis::Outline::Protocol,
-            Some(o) if o == "claims" => crate::review::synthesis::Outline::Claims,
+        let given = str_arg(&vals, 2, usage, "options")?.unwrap_or_default();
+        let allowed: &[&str] = if writes {
+            &["coherence", "outline", "bibliography"]
+        } else {
+            &[]
+        };
+        let opts = study_options(&given, usage, allowed)?;
+        let outline = match opts.own.get("outline").map(|o| o.trim().to_lowercase()) {
+            None => Outline::Protocol,
+            Some(o) if o == "protocol" => Outline::Protocol,
+            Some(o) if o == "claims" => Outline::Claims,
             Some(o) => {
                 return plan_err!("{usage}: outline={o}: the outline is 'protocol' (the protocol's) or 'claims' (a section per claim across studies)")
             }
         };
-        let passes =
-            crate::review::synthesis::passes(options.get("coherence").map_or("", String::as_str))
-                .or_else(|e| plan_err!("{usage}: {e}"))?;
+        let passes = passes(opts.own.get("coherence").map_or("", String::as_str))
+            .or_else(|e| plan_err!("{usage}: {e}"))?;
+        let bibliography = match (opts.own.get("bibliography"), &opts.records) {
+            (Some(_), Some(_)) => {
+                return plan_err!("{usage}: bibliography= and 'records' together: an extraction of records takes its references from those records; leave bibliography= out")
+            }
+            (Some(b), None) if b.trim().is_empty() => {
+                return plan_err!("{usage}: bibliography= needs the reference exports' folder or file")
+            }
+            (Some(b), None) => Bibliography::Exports(b.trim().to_string()),
+            (None, Some(r)) => Bibliography::Records(r.clone()),
+            (None, None) => Bibliography::Extracted,
+        };
         let Some(src) = str_arg(&vals, 0, usage, "the source")? else {
             return plan_err!("{usage}: the source is missing");
         };
@@ -133,27 +256,30 @@ impl TableFunctionImpl for StudyClaimsFn {
         if protocol.fields.is_empty() {
             return plan_err!("{usage}: the protocol {path} has no [[fields]]: there is no extraction to compare studies on");
         }
+        let source = Source {
+            src: src.clone(),
+            protocol_path: path.clone(),
+            extract: opts.extract.clone(),
+        };
+        let write = Write {
+            passes,
+            outline,
+            bibliography,
+        };
+        let rendered = |output: &str| -> Result<String> {
+            crate::review::synthesis::render(&source, &protocol, &write, output)
+                .or_else(|e| plan_err!("{usage}: {e}"))
+        };
         let sql = match self.kind {
-            Kind::Claims | Kind::Sql => render(&src, &path, &protocol, "claims"),
-            Kind::Support => render(&src, &path, &protocol, "support"),
-            Kind::Dropped => render(&src, &path, &protocol, "dropped"),
-            Kind::Gaps => render(&src, &path, &protocol, "gaps"),
-            Kind::Sections
-            | Kind::SynthesiseSql
-            | Kind::Review
-            | Kind::Citations
-            | Kind::Coherence
-            | Kind::Outline => {
-                let output = match self.kind {
-                    Kind::Review => "review",
-                    Kind::Citations => "citations",
-                    Kind::Coherence => "coherence",
-                    Kind::Outline => "outline",
-                    _ => "sections",
-                };
-                crate::review::synthesis::render(&src, &path, &protocol, &passes, from, output)
-                    .or_else(|e| plan_err!("{usage}: {e}"))?
-            }
+            Kind::Claims | Kind::Sql => render(&source, &protocol, "claims"),
+            Kind::Support => render(&source, &protocol, "support"),
+            Kind::Dropped => render(&source, &protocol, "dropped"),
+            Kind::Gaps => render(&source, &protocol, "gaps"),
+            Kind::Review => rendered("review")?,
+            Kind::Citations => rendered("citations")?,
+            Kind::Coherence => rendered("coherence")?,
+            Kind::Outline => rendered("outline")?,
+            Kind::Sections | Kind::SynthesiseSql => rendered("sections")?,
         };
         if matches!(self.kind, Kind::Sql | Kind::SynthesiseSql) {
             return super::sql_table(sql);
@@ -161,7 +287,34 @@ impl TableFunctionImpl for StudyClaimsFn {
         let Some(state) = args.session().as_any().downcast_ref::<SessionState>() else {
             return plan_err!("{usage}: needs a quarry session");
         };
-        staged_table(state, split_stages(&sql)).map_err(|e| e.context(usage))
+        let mut stages = split_stages(&sql);
+        if let (true, Some(store)) = (writes, &self.store) {
+            // Which write-up this is: the source, the protocol, and what
+            // changes the text (the options as given, in order).
+            let options = given.trim().to_string();
+            let hash = protocol.hash();
+            let id = format!(
+                "{:016x}",
+                xxhash_rust::xxh3::xxh3_64(format!("{src}\n{hash}\n{options}").as_bytes())
+            );
+            for (name, output, schema) in kept_tables() {
+                let body = split_stages(&rendered(output)?).output;
+                stages.keep.push(Keep {
+                    sql: format!(
+                        "SELECT '{id}' AS synthesis_id, '{}' AS src, '{hash}' AS protocol_hash, '{}' AS options,\n       \
+                         now() AS written_at, o.*\nFROM ({body}) o",
+                        sql_text(&src),
+                        sql_text(&options)
+                    ),
+                    table: Delta::new(store, &kept_rel(name), &format!("the store's {name} table"))
+                        .map_err(DataFusionError::from)?,
+                    name: name.to_string(),
+                    schema,
+                    replace: col("synthesis_id").eq(lit(id.clone())),
+                });
+            }
+        }
+        staged_table(state, stages).map_err(|e| e.context(usage))
     }
 }
 
@@ -289,11 +442,27 @@ impl CiteFn {
     }
 }
 
+fn reference_fields() -> Fields {
+    Fields::from(vec![
+        Field::new("study", DataType::Int64, true),
+        Field::new("entry", DataType::Utf8, true),
+    ])
+}
+
 fn rendered_fields() -> Fields {
     Fields::from(vec![
         Field::new("text", DataType::Utf8, true),
         Field::new("author_year", DataType::Boolean, true),
         Field::new("note", DataType::Utf8, true),
+        Field::new(
+            "references",
+            DataType::List(Arc::new(Field::new(
+                "item",
+                DataType::Struct(reference_fields()),
+                true,
+            ))),
+            true,
+        ),
     ])
 }
 
@@ -437,14 +606,34 @@ impl ScalarUDFImpl for CiteFn {
                     return exec_err!("{name}: the studies must be a list of structs");
                 };
                 let (mut t, mut a, mut note) = (Vec::new(), Vec::new(), Vec::new());
+                let mut refs = datafusion::arrow::array::ListBuilder::new(
+                    datafusion::arrow::array::StructBuilder::from_fields(reference_fields(), 0),
+                )
+                .with_field(Arc::new(Field::new(
+                    "item",
+                    DataType::Struct(reference_fields()),
+                    true,
+                )));
                 for r in 0..n {
                     if text.is_null(r) {
                         t.push(None);
                         a.push(None);
                         note.push(None);
+                        refs.append(false);
                         continue;
                     }
                     let out = cite::render(text.value(r), &bib_studies(bib, r)?);
+                    for (study, entry) in &out.references {
+                        let e = refs.values();
+                        e.field_builder::<datafusion::arrow::array::Int64Builder>(0)
+                            .expect("study")
+                            .append_value(*study as i64);
+                        e.field_builder::<datafusion::arrow::array::StringBuilder>(1)
+                            .expect("entry")
+                            .append_value(entry);
+                        e.append(true);
+                    }
+                    refs.append(true);
                     t.push(Some(out.text));
                     a.push(Some(out.author_year));
                     note.push(out.note);
@@ -453,6 +642,7 @@ impl ScalarUDFImpl for CiteFn {
                     Arc::new(datafusion::arrow::array::StringArray::from(t)),
                     Arc::new(datafusion::arrow::array::BooleanArray::from(a)),
                     Arc::new(datafusion::arrow::array::StringArray::from(note)),
+                    Arc::new(refs.finish()),
                 ];
                 Ok(ColumnarValue::Array(Arc::new(StructArray::try_new(
                     rendered_fields(),

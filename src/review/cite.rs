@@ -110,6 +110,9 @@ pub fn surnames(authors: &str) -> Option<(Vec<String>, bool)> {
         if pairs {
             // "Smith, J., Okafor, A.": surname, initials, ...
             parts.iter().step_by(2).map(|s| s.to_string()).collect()
+        } else if let Some(surname) = surname_given(text) {
+            // "Garcia, Rosa", "van der Berg, Anna M.": one author.
+            vec![surname]
         } else {
             parts
                 .iter()
@@ -134,6 +137,34 @@ fn split_and(text: &str) -> Vec<&str> {
         .map(str::trim)
         .filter(|s| !s.is_empty())
         .collect()
+}
+
+/// The surname of a list that is one author written "Surname, Given
+/// names" ("Garcia, Rosa", "van der Berg, Anna M."): one comma, no "and",
+/// the part before it a surname (one word, or particles and one word: not
+/// a whole name, as in "John Smith, Ada Okafor") and the part after it
+/// given names or initials.
+fn surname_given(text: &str) -> Option<String> {
+    const PARTICLES: &[&str] = &[
+        "van", "von", "der", "den", "de", "del", "della", "di", "da", "du", "la", "le", "ter",
+        "bin", "al", "el",
+    ];
+    let (surname, given) = text.split_once(',')?;
+    let (surname, given) = (surname.trim(), given.trim());
+    if given.contains(',') || given.is_empty() || split_and(text).len() != 2 {
+        return None;
+    }
+    let words: Vec<&str> = surname.split_whitespace().collect();
+    let (last, before) = words.split_last()?;
+    let particles = before
+        .iter()
+        .all(|w| PARTICLES.contains(&w.to_lowercase().as_str()));
+    let given_names = given.split_whitespace().all(|w| {
+        initials(w)
+            || w.chars().next().is_some_and(char::is_uppercase)
+                && w.chars().skip(1).all(|c| c.is_lowercase() || c == '-')
+    });
+    (particles && given_names && !last.is_empty()).then(|| surname.to_string())
 }
 
 /// Whether `s` is initials ("J.", "A.B.", "J-P", "JA").
@@ -187,6 +218,9 @@ pub struct Rendered {
     pub note: Option<String>,
     /// The cited studies' numbers, in reference-list order.
     pub cited: Vec<usize>,
+    /// Each cited study's reference-list entry, in list order (empty when
+    /// the markers stand).
+    pub references: Vec<(usize, String)>,
 }
 
 /// Renders the `[study n]` markers of `marked` as author-year citations:
@@ -222,6 +256,7 @@ pub fn render(marked: &str, studies: &[Study]) -> Rendered {
                     "study {n} has {what}: the whole text keeps its [study n] markers (extract a citation field, or the authors and year, to render them)"
                 )),
                 cited: cited.iter().copied().collect(),
+                references: vec![],
             };
         };
         forms.insert(*n, (short_form(&names, et_al), year));
@@ -301,6 +336,7 @@ pub fn render(marked: &str, studies: &[Study]) -> Rendered {
         author_year: true,
         note: None,
         cited: refs.iter().map(|r| r.1).collect(),
+        references: refs.into_iter().map(|(e, n)| (n, e)).collect(),
     }
 }
 
@@ -326,6 +362,26 @@ fn reference(s: &Study, label: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn one_author_written_surname_first_is_one_author() {
+        let one = |a: &str| surnames(a).map(|(n, _)| n);
+        assert_eq!(one("Garcia, Rosa"), Some(vec!["Garcia".to_string()]));
+        assert_eq!(
+            one("van der Berg, Anna M."),
+            Some(vec!["van der Berg".to_string()])
+        );
+        assert_eq!(one("Garcia, R."), Some(vec!["Garcia".to_string()]));
+        // Two whole names, and two surnames joined by "and", stay two.
+        assert_eq!(
+            one("John Smith, Ada Okafor"),
+            Some(vec!["Smith".to_string(), "Okafor".to_string()])
+        );
+        assert_eq!(
+            one("Smith and Okafor"),
+            Some(vec!["Smith".to_string(), "Okafor".to_string()])
+        );
+    }
 
     fn seed_studies() -> Vec<Study> {
         let s = |n, a: &str, y, t: &str, v: &str| Study {

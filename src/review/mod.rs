@@ -617,7 +617,11 @@ pub fn split_stages(text: &str) -> crate::engine::staged::Stages {
     let mut stages = Vec::new();
     if !text.contains("\n-- @") {
         let output = text.trim().trim_end_matches(';').to_string();
-        return crate::engine::staged::Stages { stages, output };
+        return crate::engine::staged::Stages {
+            stages,
+            output,
+            keep: vec![],
+        };
     }
     let mut output = String::new();
     for part in text.split("\n-- @").skip(1) {
@@ -628,5 +632,9 @@ pub fn split_stages(text: &str) -> crate::engine::staged::Stages {
             None => output = body,
         }
     }
-    crate::engine::staged::Stages { stages, output }
+    crate::engine::staged::Stages {
+        stages,
+        output,
+        keep: vec![],
+    }
 }

@@ -244,12 +244,22 @@ fn prompt(p: &Protocol) -> String {
 
 /// `sql/study_claims.sql` and `sql/gaps.sql` rendered for source `src`
 /// and protocol `p`, with output `output` (one of [`OUTPUTS`]).
-pub fn render(src: &str, protocol_path: &str, p: &Protocol, output: &str) -> String {
+pub fn render(source: &Source, p: &Protocol, output: &str) -> String {
     let text = format!("{STUDY_CLAIMS_SQL}\n{GAPS_SQL}").replace("{{field_gaps}}", &field_gaps(p));
-    keep_output(
-        &fill(&with_request(&text, p), src, protocol_path, p),
-        output,
-    )
+    keep_output(&fill(&with_request(&text, p), source, p), output)
+}
+
+/// Where the studies come from: the extraction's source and protocol
+/// file, and the third argument `extract` is called with, if any
+/// (`'records, files=DIR, included'`: an extraction of reference records).
+#[derive(Debug, Clone)]
+pub struct Source {
+    /// The extraction's source.
+    pub src: String,
+    /// The protocol file.
+    pub protocol_path: String,
+    /// `extract`'s third argument.
+    pub extract: Option<String>,
 }
 
 /// The stages of `sql/study_claims.sql` after the studies (the request and
@@ -273,10 +283,10 @@ fn with_request(text: &str, p: &Protocol) -> String {
 }
 
 /// `text` with the studies stage (`{{studies_stage}}`) and a protocol's
-/// parameters filled in: the source, the protocol's path, the fields a
-/// study's line shows (`{{study_line}}`) and a moderator may name
-/// (`{{columns}}`), and the model options.
-pub fn fill(text: &str, src: &str, protocol_path: &str, p: &Protocol) -> String {
+/// parameters filled in: the source, the protocol's path and `extract`'s
+/// third argument, the fields a study's line shows (`{{study_line}}`) and
+/// a moderator may name (`{{columns}}`), and the model options.
+pub fn fill(text: &str, source: &Source, p: &Protocol) -> String {
     let columns: Vec<String> = p.fields.iter().map(|f| f.name.clone()).collect();
     let line = p
         .fields
@@ -294,9 +304,14 @@ pub fn fill(text: &str, src: &str, protocol_path: &str, p: &Protocol) -> String 
         .split_once("-- @stage")
         .map(|(_, s)| format!("-- @stage{s}"))
         .unwrap_or_default();
+    let third = source
+        .extract
+        .as_deref()
+        .map_or(String::new(), |e| format!(", '{}'", sql_text(e)));
     text.replace("{{studies_stage}}", studies.trim_end())
-        .replace("{{src}}", &sql_text(src))
-        .replace("{{protocol}}", &sql_text(protocol_path))
+        .replace("{{extract_arg}}", &third)
+        .replace("{{src}}", &sql_text(&source.src))
+        .replace("{{protocol}}", &sql_text(&source.protocol_path))
         .replace("{{study_line}}", &line)
         .replace(
             "{{columns}}",

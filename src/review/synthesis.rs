@@ -6,7 +6,7 @@
 //! see [`super::coherence`]), and their citations rendered from the table
 //! (see [`super::cite`]).
 
-use super::study_claims::fill;
+use super::study_claims::{fill, Source};
 use super::{sql_text, Protocol};
 
 /// The SQL, as shipped in `sql/synthesise.sql`.
@@ -25,6 +25,30 @@ pub enum Outline {
     Claims,
 }
 
+/// Where a write-up's references come from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Bibliography {
+    /// The fields extracted (authors, year, title, venue by name).
+    Extracted,
+    /// Reference exports (`records(...)`), matched to the extraction's
+    /// files: `bibliography=EXPORTS`.
+    Exports(String),
+    /// The extraction is of records (`'records, files=DIR'`): each study's
+    /// own record; the records' options.
+    Records(String),
+}
+
+/// What a write-up is asked for beside its source and protocol.
+#[derive(Debug, Clone)]
+pub struct Write {
+    /// The coherence passes, in order.
+    pub passes: Vec<&'static str>,
+    /// Where the sections come from.
+    pub outline: Outline,
+    /// Where the references come from.
+    pub bibliography: Bibliography,
+}
+
 /// The claims outline: a section per claim kept, in claim order.
 const CLAIM_SECTIONS: &str = "SELECT CAST(row_number() OVER (ORDER BY CAST(substr(c['claim_id'], 2) AS BIGINT)) AS BIGINT) AS section,\n       \
     c['claim'] AS heading,\n       \
@@ -32,8 +56,45 @@ const CLAIM_SECTIONS: &str = "SELECT CAST(row_number() OVER (ORDER BY CAST(subst
     || array_to_string(c['support'], ', ') || CASE WHEN cardinality(c['contradict']) > 0\n         \
     THEN '; contradicted by ' || array_to_string(c['contradict'], ', ') ELSE '' END\n         \
     || CASE WHEN c['moderator'] IS NOT NULL THEN '; the studies differ in ' || c['moderator'] ELSE '' END || '.' AS brief,\n       \
-    c['claim_id'] AS claim_id, array_concat(c['support'], c['contradict']) AS shown, c['support'] AS support\n\
+    make_array(c['claim_id']) AS claim_ids, array_concat(c['support'], c['contradict']) AS shown,\n       \
+    CAST(NULL AS VARCHAR) AS note\n\
 FROM verified WHERE c['row_kind'] = 'claim'";
+
+/// The claims of the claims outline's sections: its own claim each.
+const CLAIM_SECTION_CLAIMS: &str =
+    "SELECT s.section, c['claim_id'] AS claim_id, c['support'] AS support\n\
+FROM sections s JOIN verified v ON v.c['row_kind'] = 'claim' AND v.c['claim_id'] = s.claim_ids[1]";
+
+/// No section argues a claim (the protocol's outline).
+const NO_SECTION_CLAIMS: &str = "SELECT CAST(NULL AS BIGINT) AS section, CAST(NULL AS VARCHAR) AS claim_id, make_array(CAST(-1 AS BIGINT)) AS support WHERE false";
+
+/// The records a bibliography reads, keyed as the studies' `source` is:
+/// `r_key`, `r_record_id`, `r_authors` (joined by "; "), `r_year`,
+/// `r_title`, `r_venue` (journal, volume, issue and pages).
+fn records_sql(src: &str, b: &Bibliography) -> String {
+    let columns = "record_id AS r_record_id,\n         \
+        CASE WHEN cardinality(authors) > 0 THEN array_to_string(authors, '; ') END AS r_authors,\n         \
+        CAST(year AS BIGINT) AS r_year, title AS r_title,\n         \
+        venue || coalesce(', ' || volume, '') || coalesce('(' || issue || ')', '') || coalesce(', ' || pages, '') AS r_venue";
+    match b {
+        Bibliography::Extracted => "SELECT CAST(NULL AS VARCHAR) AS r_key, CAST(NULL AS VARCHAR) AS r_record_id, CAST(NULL AS VARCHAR) AS r_authors, CAST(NULL AS BIGINT) AS r_year, CAST(NULL AS VARCHAR) AS r_title, CAST(NULL AS VARCHAR) AS r_venue WHERE false".into(),
+        // One record per file: the first (by export and line) of those
+        // matched to it, duplicates of it included (they name one study).
+        Bibliography::Exports(exports) => format!(
+            "SELECT r_key, r_record_id, r_authors, r_year, r_title, r_venue FROM (\n  \
+             SELECT matched_source AS r_key, {columns},\n         \
+             row_number() OVER (PARTITION BY matched_source ORDER BY export, line) AS k\n  \
+             FROM records('{}', 'files={}') WHERE matched_source IS NOT NULL AND status <> 'failed') WHERE k = 1",
+            sql_text(exports),
+            sql_text(src)
+        ),
+        Bibliography::Records(options) => format!(
+            "SELECT record_id AS r_key, {columns}\nFROM records('{}', '{}') WHERE status <> 'failed'",
+            sql_text(src),
+            sql_text(options)
+        ),
+    }
+}
 
 /// The coherence passes, in the order they run.
 pub const PASSES: &[&str] = &["structure", "cut", "register"];
@@ -154,19 +215,13 @@ fn prompt(p: &Protocol) -> String {
 /// `sql/synthesise.sql` rendered for source `src` and protocol `p`, with
 /// output `output` (one of [`OUTPUTS`]); an error when the protocol has no
 /// outline.
-pub fn render(
-    src: &str,
-    protocol_path: &str,
-    p: &Protocol,
-    passes: &[&str],
-    from: Outline,
-    output: &str,
-) -> Result<String, String> {
-    let (coherence_stages, final_from, coherence_output) = coherence_sql(passes);
+pub fn render(source: &Source, p: &Protocol, w: &Write, output: &str) -> Result<String, String> {
+    let (coherence_stages, final_from, coherence_output) = coherence_sql(&w.passes);
     let sections = outline(p);
-    if sections.is_empty() && from == Outline::Protocol {
+    if sections.is_empty() && w.outline == Outline::Protocol {
         return Err(format!(
-            "the protocol {protocol_path} has no outline to write: add outline = [\"Heading: what the section covers\", ...], or derive the sections from the claims across studies with 'outline=claims'"
+            "the protocol {} has no outline to write: add outline = [\"Heading: what the section covers\", ...], or derive the sections from the claims across studies with 'outline=claims'",
+            source.protocol_path
         ));
     }
     let rows: Vec<String> = sections
@@ -195,22 +250,26 @@ pub fn render(
         ],
         &["integer", "number"],
     );
-    let (claims_stages, sections_sql) = match from {
+    let (claims_stages, sections_sql, section_claims) = match w.outline {
         Outline::Protocol => (
             String::new(),
             format!(
-                "SELECT o.*, CAST(NULL AS VARCHAR) AS claim_id, CAST(NULL AS BIGINT[]) AS shown, CAST(NULL AS BIGINT[]) AS support\nFROM (VALUES {}) AS o(section, heading, brief)",
+                "SELECT o.*, make_array('')[1:0] AS claim_ids, CAST(NULL AS BIGINT[]) AS shown, CAST(NULL AS VARCHAR) AS note\nFROM (VALUES {}) AS o(section, heading, brief)",
                 rows.join(", ")
             ),
+            NO_SECTION_CLAIMS.to_string(),
         ),
         Outline::Claims => (
             super::study_claims::claims_stages(p),
             CLAIM_SECTIONS.to_string(),
+            CLAIM_SECTION_CLAIMS.to_string(),
         ),
     };
     let text = SYNTHESISE_SQL
         .replace("{{claims_stages}}", claims_stages.trim_end())
         .replace("{{sections}}", &sections_sql)
+        .replace("{{section_claims}}", &section_claims)
+        .replace("{{records}}", &records_sql(&source.src, &w.bibliography))
         .replace("{{coherence_stages}}", coherence_stages.trim_end())
         .replace("{{final_from}}", &final_from)
         .replace("{{coherence_output}}", &coherence_output)
@@ -231,7 +290,7 @@ pub fn render(
             &text_or_null(field(p, &["venue", "journal", "source_title"], &[])),
         );
     Ok(super::study_claims::keep_output(
-        &fill(&text, src, protocol_path, p),
+        &fill(&text, source, p),
         output,
     ))
 }

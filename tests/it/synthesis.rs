@@ -477,15 +477,15 @@ async fn sections_from_claims_see_only_their_studies_and_a_claim_not_written_up_
     let o = "outline=claims";
     let outline = table(
         &ctx,
-        &format!("SELECT section, claim_id, heading FROM synthesis_outline('{c}', '{p}', '{o}')"),
+        &format!("SELECT section, claim_ids, heading FROM synthesis_outline('{c}', '{p}', '{o}')"),
     )
     .await;
     assert!(
-        outline.contains("| 1       | C1       | Spacing improved retention.           |"),
+        outline.contains("| 1       | [C1]      | Spacing improved retention.           |"),
         "{outline}"
     );
     assert!(
-        outline.contains("| 2       | C2       | The effect was largest in classrooms. |"),
+        outline.contains("| 2       | [C2]      | The effect was largest in classrooms. |"),
         "{outline}"
     );
     let t = table(
@@ -495,7 +495,7 @@ async fn sections_from_claims_see_only_their_studies_and_a_claim_not_written_up_
     .await;
     assert!(t.contains("| 1       | false   |"), "{t}");
     assert!(
-        t.contains("| 2       | true    | the claim handed to it (C2) is not written up: none of its supporting studies is cited |"),
+        t.contains("| 2       | true    | a claim handed to it is not written up (C2): none of its supporting studies is cited |"),
         "{t}"
     );
     // Section 2 was shown only study 3 (Smith & Okafor); section 1 all three.
@@ -572,4 +572,155 @@ async fn with_no_study_read_every_section_is_a_row_saying_why_and_nothing_is_ask
     let detail = table(&ctx, "SELECT stage, label, attempt, cached, error FROM calls WHERE stage IN ('synthesise', 'coherence')").await;
     assert!(asked.contains("| 0 |"), "{asked}{detail}");
     assert_eq!(srv.count(), sent, "nothing more sent");
+}
+
+/// The references from reference exports (`bibliography=EXPORTS`, the
+/// records matched to the extraction's files), and the write-up kept in
+/// the store: `synthesis_sections`, `synthesis_review`,
+/// `synthesis_citations` (marker, document, record, reference),
+/// `synthesis_coherence` and `synthesis_outline` are registered by name,
+/// read by a later session, and a write-up made again with the same
+/// options replaces its rows while other options add a write-up beside.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn references_come_from_the_exports_and_the_write_up_is_kept_in_the_store() {
+    let srv = spacing_server(&[(
+        "How many, of what designs",
+        "Three studies met the criteria [study 1] [study 2] [study 3].",
+    )])
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let corpus = spacing_corpus(dir.path());
+    let exports = dir.path().join("exports");
+    std::fs::create_dir_all(&exports).unwrap();
+    // Two databases: Smith's record twice (a duplicate by DOI), every
+    // record with its attachment; the records' author lists and venues
+    // differ from what the papers' first lines give.
+    std::fs::write(
+        exports.join("pubmed.ris"),
+        "TY  - JOUR\nAU  - Smith, John\nAU  - Okafor, Ada\nPY  - 2019\nTI  - Cognitive load and retention in adult learners\nJO  - J Educ Psychol\nVL  - 44\nIS  - 2\nSP  - 101\nEP  - 110\nDO  - 10.1037/edu0000123\nL1  - internal-pdf://0001/smith.txt\nER  - \n\n\
+         TY  - JOUR\nAU  - Lee, Min\nAU  - Petrov, Kiril\nPY  - 2021\nTI  - Spacing effects in online instruction\nJO  - Learn Instr\nVL  - 61\nIS  - 4\nL1  - internal-pdf://0002/lee.txt\nER  - \n",
+    )
+    .unwrap();
+    std::fs::write(
+        exports.join("scopus.ris"),
+        "TY  - JOUR\nAU  - Smith, J.\nAU  - Okafor, A.\nPY  - 2019\nTI  - Cognitive Load and Retention\nDO  - https://doi.org/10.1037/EDU0000123\nER  - \n\n\
+         TY  - JOUR\nAU  - Garcia, Rosa\nPY  - 2022\nTI  - No effect of spacing on procedural skill acquisition\nJO  - Appl Cogn Psychol\nVL  - 36\nL1  - garcia.txt\nER  - \n",
+    )
+    .unwrap();
+    let proto = dir.path().join("protocol.toml");
+    std::fs::write(
+        &proto,
+        spacing_protocol(r#""Included studies: How many, of what designs""#),
+    )
+    .unwrap();
+    let ctx = crate::common::scripted_session(&srv.base_url(), dir.path(), "");
+    let (c, p, x) = (corpus.display(), proto.display(), exports.display());
+    let opts = format!("bibliography={x}");
+    let text = table(
+        &ctx,
+        &format!("SELECT text FROM synthesis('{c}', '{p}', '{opts}')"),
+    )
+    .await;
+    for w in [
+        "Three studies met the criteria (Garcia, 2022; Lee & Petrov, 2021; Smith & Okafor, 2019).",
+        "- Smith, John; Okafor, Ada (2019). Cognitive load and retention in adult learners. J Educ Psychol, 44(2), 101-110.",
+        "- Lee, Min; Petrov, Kiril (2021). Spacing effects in online instruction. Learn Instr, 61(4).",
+        "- Garcia, Rosa (2022). No effect of spacing on procedural skill acquisition. Appl Cogn Psychol, 36.",
+    ] {
+        assert!(text.contains(w), "{w} in {text}");
+    }
+    // The citations name each study's record (the first of Smith's two).
+    let records = table(
+        &ctx,
+        &format!("SELECT regexp_replace(matched_source, '.*/', '') AS file, record_id FROM records('{x}', 'files={c}') WHERE matched_source IS NOT NULL ORDER BY file"),
+    )
+    .await;
+    let cited = table(
+        &ctx,
+        &format!("SELECT regexp_replace(source, '.*/', '') AS file, record_id FROM synthesis_citations('{c}', '{p}', '{opts}') ORDER BY file"),
+    )
+    .await;
+    assert_eq!(records, cited);
+    assert!(cited.contains("garcia.txt"), "{cited}");
+    // Kept in the store, by name, for a session opened afterwards.
+    let again = crate::common::scripted_session(&srv.base_url(), dir.path(), "");
+    let kept = table(
+        &again,
+        "SELECT marker, regexp_replace(source, '.*/', '') AS file, record_id IS NOT NULL AS has_record, substr(reference, 1, 18) AS reference FROM synthesis_citations ORDER BY marker",
+    )
+    .await;
+    for w in [
+        "| [study 1] | garcia.txt | true       | Garcia, Rosa (2022 |",
+        "| [study 2] | lee.txt    | true       | Lee, Min; Petrov,  |",
+        "| [study 3] | smith.txt  | true       | Smith, John; Okafo |",
+    ] {
+        assert!(kept.contains(w), "{kept}");
+    }
+    let sections = table(
+        &again,
+        "SELECT count(DISTINCT synthesis_id) AS n, count(*) AS rows, bool_or(partial) AS partial FROM synthesis_sections",
+    )
+    .await;
+    assert!(sections.contains("| 1 | 1    | false   |"), "{sections}");
+    for name in [
+        "synthesis_review",
+        "synthesis_outline",
+        "synthesis_coherence",
+    ] {
+        let t = table(&again, &format!("SELECT count(*) AS n FROM {name}")).await;
+        let want = if name == "synthesis_coherence" {
+            "| 0 |"
+        } else {
+            "| 1 |"
+        };
+        assert!(t.contains(want), "{name}: {t}");
+    }
+    // The same write-up again replaces its rows; other options add one.
+    table(
+        &again,
+        &format!("SELECT * FROM synthesise('{c}', '{p}', '{opts}')"),
+    )
+    .await;
+    table(&again, &format!("SELECT * FROM synthesise('{c}', '{p}')")).await;
+    let n = table(
+        &again,
+        &format!("SELECT count(*) FILTER (WHERE options = '') AS plain, count(*) FILTER (WHERE options = '{opts}') AS bib, count(*) AS n FROM synthesis_sections"),
+    )
+    .await;
+    assert!(n.contains("| 1     | 1   | 2 |"), "{n}");
+    let review = table(
+        &again,
+        "SELECT options = '' AS plain, strpos(text, 'Smith, John') > 0 AS records FROM synthesis_review ORDER BY plain",
+    )
+    .await;
+    assert!(review.contains("| false | true    |"), "{review}");
+    assert!(review.contains("| true  | false   |"), "{review}");
+    // An extraction of the records themselves: each study's reference is
+    // its own record (the duplicate is not a study).
+    let of_records = table(
+        &ctx,
+        &format!("SELECT text FROM synthesis('{x}', '{p}', 'records, files={c}')"),
+    )
+    .await;
+    assert!(
+        of_records.contains("- Smith, John; Okafor, Ada (2019). Cognitive load and retention in adult learners. J Educ Psychol, 44(2), 101-110."),
+        "{of_records}"
+    );
+    let studies = table(
+        &ctx,
+        &format!("SELECT count(*) AS n, count(record_id) AS with_record FROM synthesis_citations('{x}', '{p}', 'records, files={c}')"),
+    )
+    .await;
+    assert!(studies.contains("| 3 | 3           |"), "{studies}");
+    // bibliography= with an extraction of records is refused.
+    let err = ctx
+        .sql(&format!(
+            "SELECT * FROM synthesis('{x}', '{p}', 'records, files={c}, {opts}')"
+        ))
+        .await
+        .unwrap_err();
+    assert!(
+        err.to_string().contains("bibliography= and 'records'"),
+        "{err}"
+    );
 }
