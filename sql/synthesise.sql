@@ -7,17 +7,7 @@
 
 {{studies_stage}}
 
-{{claims_stages}}
-
--- @stage sections
--- The outline: the protocol's (a heading and its brief per section, every
--- study shown), or with 'outline=claims' sections derived from the claims
--- across studies, each shown only the studies its claims rest on.
-{{sections}};
-
--- @stage section_claims
--- The claims each section argues, with the studies that support them.
-{{section_claims}};
+{{outline_stages}}
 
 -- @stage written
 -- One request per section: the question, the style, the section's brief,
@@ -39,7 +29,7 @@ JOIN (SELECT s.section, string_agg(st.line, chr(10) ORDER BY {{size_order}} st.s
 -- section whose supporting studies it cites none of (the citation check
 -- in reverse), and a failed request, which leaves the section unwritten.
 -- A section with no study to show was not asked (and is partial).
-SELECT s.section, s.heading, s.brief, s.claim_ids, w.r['text'] AS text_marked,
+SELECT s.section, s.heading, s.brief, s.claim_ids, s.note AS outline_note, w.r['text'] AS text_marked,
        coalesce(w.r['ok'], false) AS ok,
        CASE WHEN w.section IS NULL THEN 'no study to write it from: the extraction has no document read for it'
             ELSE w.r['error'] END AS error,
@@ -92,21 +82,25 @@ CROSS JOIN (SELECT array_agg(named_struct('number', study, 'authors', authors, '
 SELECT section, heading, claim_ids, text_marked,
        NOT ok OR cardinality(unknown_markers) > 0 OR cardinality(unwritten) > 0 AS partial,
        unknown_markers,
-       CASE WHEN NOT ok AND error LIKE 'no study to write%' THEN error
-            WHEN NOT ok THEN 'the request failed: ' || error
-            WHEN cardinality(unknown_markers) > 0
-              THEN 'cites studies that are not in the table: ' || array_to_string(unknown_markers, ', ')
-            WHEN cardinality(unwritten) > 0
-              THEN 'a claim handed to it is not written up (' || array_to_string(unwritten, ', ') || '): none of its supporting studies is cited'
-       END AS notes
+       nullif(concat_ws('; ',
+         CASE WHEN NOT ok AND error LIKE 'no study to write%' THEN error
+              WHEN NOT ok THEN 'the request failed: ' || error
+              WHEN cardinality(unknown_markers) > 0
+                THEN 'cites studies that are not in the table: ' || array_to_string(unknown_markers, ', ')
+              WHEN cardinality(unwritten) > 0
+                THEN 'a claim handed to it is not written up (' || array_to_string(unwritten, ', ') || '): none of its supporting studies is cited'
+         END,
+         outline_note), '') AS notes
 FROM checked
 ORDER BY section;
 
 -- @output outline
 -- The outline the write-up used, as a table to accept or edit: section,
--- heading, brief, the claims each section argues (with 'outline=claims'),
--- and what the outline's making noted.
-SELECT section, heading, brief, claim_ids, note FROM sections ORDER BY section;
+-- heading, brief (with the claims it argues, as the section's request
+-- gave it), the claims, what the outline's making noted, and the section
+-- as an entry of a protocol's outline (paste the entries into
+-- `outline = [...]` to keep, edit or reorder the sections).
+SELECT section, heading, brief, claim_ids, note, entry FROM sections ORDER BY section;
 
 -- @output review
 -- The whole write-up: rendered, with markers, the draft before the

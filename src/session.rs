@@ -152,6 +152,11 @@ pub fn session(settings: &Settings) -> Result<SessionContext> {
     ctx.register_udf(ScalarUDF::from(
         crate::functions::study_claims::StudyClaimsRead::default(),
     ));
+    for entry in [false, true] {
+        ctx.register_udf(ScalarUDF::from(
+            crate::functions::study_claims::OutlineFn::new(entry),
+        ));
+    }
     for kind in [
         crate::functions::study_claims::Cite::Unknown,
         crate::functions::study_claims::Cite::Numbers,

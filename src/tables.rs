@@ -711,5 +711,6 @@ pub static SYNTHESIS_OUTLINE: LazyLock<SchemaRef> = LazyLock::new(|| {
         text("brief"),
         list_of("claim_ids", DataType::Utf8),
         text("note"),
+        text("entry"),
     ])
 });

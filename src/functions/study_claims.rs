@@ -97,13 +97,13 @@ impl StudyClaimsFn {
             Kind::Dropped => "study_claims_dropped(src, protocol [, extraction options])",
             Kind::Gaps => "gaps(src, protocol [, extraction options])",
             Kind::Sections => {
-                "synthesise(src, protocol [, 'coherence=all|structure+cut+register, outline=protocol|claims, bibliography=EXPORTS'])"
+                "synthesise(src, protocol [, 'coherence=all|structure+cut+register, outline=protocol|claims|each_claim, bibliography=EXPORTS'])"
             }
             Kind::Review => "synthesis(src, protocol [, options])",
             Kind::Citations => "synthesis_citations(src, protocol [, options])",
             Kind::SynthesiseSql => "synthesise_sql(src, protocol [, options])",
             Kind::Coherence => "synthesis_coherence(src, protocol, 'coherence=...')",
-            Kind::Outline => "synthesis_outline(src, protocol [, 'outline=claims'])",
+            Kind::Outline => "synthesis_outline(src, protocol [, 'outline=claims|each_claim'])",
             Kind::Sql => "study_claims_sql(src, protocol [, extraction options])",
         }
     }
@@ -229,8 +229,9 @@ impl TableFunctionImpl for StudyClaimsFn {
             None => Outline::Protocol,
             Some(o) if o == "protocol" => Outline::Protocol,
             Some(o) if o == "claims" => Outline::Claims,
+            Some(o) if o == "each_claim" => Outline::EachClaim,
             Some(o) => {
-                return plan_err!("{usage}: outline={o}: the outline is 'protocol' (the protocol's) or 'claims' (a section per claim across studies)")
+                return plan_err!("{usage}: outline={o}: the outline is 'protocol' (the protocol's), 'claims' (the claims across studies, grouped into sections by the model) or 'each_claim' (a section per claim)")
             }
         };
         let passes = passes(opts.own.get("coherence").map_or("", String::as_str))
@@ -315,6 +316,132 @@ impl TableFunctionImpl for StudyClaimsFn {
             }
         }
         staged_table(state, stages).map_err(|e| e.context(usage))
+    }
+}
+
+/// `outline_read(reply, ok, error, ids, claims, by_model)`: an outline of
+/// the claims across studies, read and checked (see
+/// `review::synthesis::read_outline`); `outline_entry(heading, brief,
+/// claim_ids)`: a section as an entry of a protocol's outline.
+#[derive(Debug, PartialEq, Eq, Hash)]
+pub struct OutlineFn {
+    entry: bool,
+    signature: Signature,
+}
+
+impl OutlineFn {
+    /// `outline_read`, or with `entry` `outline_entry`.
+    pub fn new(entry: bool) -> Self {
+        let n = if entry { 3 } else { 6 };
+        Self {
+            entry,
+            signature: Signature::one_of(vec![TypeSignature::Any(n)], Volatility::Immutable),
+        }
+    }
+}
+
+fn texts() -> DataType {
+    DataType::List(Arc::new(Field::new("item", DataType::Utf8, true)))
+}
+
+fn outline_fields() -> Fields {
+    let text = |n: &str| Field::new(n, DataType::Utf8, true);
+    Fields::from(vec![
+        Field::new("section", DataType::Int64, true),
+        text("heading"),
+        text("brief"),
+        Field::new("claim_ids", texts(), true),
+        Field::new("every_study", DataType::Boolean, true),
+        text("note"),
+        text("entry"),
+    ])
+}
+
+/// Row `r` of a list-of-text column, as strings (empty when NULL).
+fn text_list(a: &ArrayRef, r: usize, what: &str) -> Result<Vec<String>> {
+    let a = datafusion::arrow::compute::cast(a, &texts())?;
+    let Some(l) = a.as_list_opt::<i32>() else {
+        return exec_err!("{what} must be a list of text");
+    };
+    if l.is_null(r) {
+        return Ok(vec![]);
+    }
+    let v = l.value(r);
+    Ok(v.as_string::<i32>()
+        .iter()
+        .flatten()
+        .map(str::to_string)
+        .collect())
+}
+
+impl ScalarUDFImpl for OutlineFn {
+    fn name(&self) -> &str {
+        if self.entry {
+            "outline_entry"
+        } else {
+            "outline_read"
+        }
+    }
+    fn signature(&self) -> &Signature {
+        &self.signature
+    }
+    fn return_type(&self, _: &[DataType]) -> Result<DataType> {
+        Ok(if self.entry {
+            DataType::Utf8
+        } else {
+            DataType::List(Arc::new(Field::new(
+                "item",
+                DataType::Struct(outline_fields()),
+                true,
+            )))
+        })
+    }
+    fn invoke_with_args(&self, args: ScalarFunctionArgs) -> Result<ColumnarValue> {
+        let n = args.number_rows;
+        let name = self.name();
+        let arr = |i: usize| args.args[i].to_array(n);
+        let first = arr(0)?;
+        let first = string_array(&first, name, "text")?;
+        if self.entry {
+            let brief = arr(1)?;
+            let brief = string_array(&brief, name, "brief")?;
+            let ids = arr(2)?;
+            let out: datafusion::arrow::array::StringArray = (0..n)
+                .map(|r| {
+                    if first.is_null(r) {
+                        return Ok(None);
+                    }
+                    let b = if brief.is_null(r) { "" } else { brief.value(r) };
+                    Ok(Some(crate::review::synthesis::outline_entry(
+                        first.value(r),
+                        b,
+                        &text_list(&ids, r, "outline_entry: the claim ids")?,
+                    )))
+                })
+                .collect::<Result<_>>()?;
+            return Ok(ColumnarValue::Array(Arc::new(out)));
+        }
+        let (ok, error, ids, claims, by_model) = (arr(1)?, arr(2)?, arr(3)?, arr(4)?, arr(5)?);
+        let ok = datafusion::arrow::compute::cast(&ok, &DataType::Boolean)?;
+        let ok = ok.as_boolean();
+        let by_model = datafusion::arrow::compute::cast(&by_model, &DataType::Boolean)?;
+        let by_model = by_model.as_boolean();
+        let error = string_array(&error, name, "error")?;
+        let mut all = Vec::new();
+        let mut offsets = vec![0i32];
+        for r in 0..n {
+            let got = crate::review::synthesis::read_outline(
+                first.is_valid(r).then(|| first.value(r)),
+                ok.is_valid(r) && ok.value(r),
+                error.is_valid(r).then(|| error.value(r)),
+                &text_list(&ids, r, "outline_read: the claim ids")?,
+                &text_list(&claims, r, "outline_read: the claims")?,
+                by_model.is_valid(r) && by_model.value(r),
+            );
+            all.extend(got);
+            offsets.push(all.len() as i32);
+        }
+        super::struct_lists(&all, offsets, outline_fields())
     }
 }
 

@@ -52,8 +52,15 @@ pub struct Protocol {
     pub exclusion: Vec<String>,
     /// Fields to extract.
     pub fields: Vec<FieldSpec>,
-    /// Sections of the write-up.
+    /// Sections of the write-up ("Heading: brief").
     pub outline: Vec<String>,
+    /// The claims across studies each section argues (an outline entry
+    /// written as a table, `{ heading = "...", brief = "...", claims =
+    /// ["C1", "C3"] }`, as `synthesis_outline` gives it), one list per
+    /// section; left out of the hash when no section names a claim, so
+    /// protocols written before it keep their hash.
+    #[serde(skip_serializing_if = "no_claims")]
+    pub outline_claims: Vec<Vec<String>>,
     /// Corpus options (`recursive=..., clean=...`).
     pub ingest: String,
     /// Segmentation.
@@ -146,7 +153,7 @@ impl Protocol {
         let goal = p.string(&v, "goal", false);
         let inclusion = p.strings(&v, "inclusion");
         let exclusion = p.strings(&v, "exclusion");
-        let outline = p.strings(&v, "outline");
+        let (outline, outline_claims) = p.outline(&v);
         let mut fields = Vec::new();
         match &v["fields"] {
             Value::Null => {}
@@ -209,6 +216,7 @@ impl Protocol {
             exclusion,
             fields,
             outline,
+            outline_claims,
             ingest: shared.ingest,
             segment: shared.segment,
             resolve,
@@ -234,6 +242,11 @@ impl Protocol {
     pub fn short_hash(&self) -> String {
         self.hash()[..16].to_string()
     }
+}
+
+/// Whether no section of an outline names a claim.
+fn no_claims(c: &[Vec<String>]) -> bool {
+    c.iter().all(Vec::is_empty)
 }
 
 /// The settings a protocol and a claims spec share: `[ingest]`,
@@ -365,6 +378,73 @@ impl Problems {
                 None
             }
         }
+    }
+
+    /// The outline: each entry "Heading: brief", or a table with
+    /// `heading`, `brief` and the `claims` it argues.
+    fn outline(&mut self, v: &Value) -> (Vec<String>, Vec<Vec<String>>) {
+        let items = match &v["outline"] {
+            Value::Null => return (vec![], vec![]),
+            Value::String(s) => return (vec![s.clone()], vec![vec![]]),
+            Value::Array(a) => a,
+            other => {
+                self.add(format!(
+                    "'outline' must be a list of sections (\"Heading: brief\", or {{ heading = \"...\", brief = \"...\", claims = [\"C1\"] }}), got {other}"
+                ));
+                return (vec![], vec![]);
+            }
+        };
+        let (mut outline, mut claims) = (Vec::new(), Vec::new());
+        for (i, item) in items.iter().enumerate() {
+            match item {
+                Value::String(s) => {
+                    outline.push(s.clone());
+                    claims.push(vec![]);
+                }
+                Value::Object(o) => {
+                    for k in o.keys().filter(|k| !["heading", "brief", "claims"].contains(&k.as_str())) {
+                        self.add(format!("outline[{i}]: unknown setting '{k}' (settings: heading, brief, claims)"));
+                    }
+                    let heading = o.get("heading").and_then(Value::as_str).map(str::trim);
+                    let Some(heading) = heading.filter(|h| !h.is_empty()) else {
+                        self.add(format!("outline[{i}]: a section needs a heading"));
+                        continue;
+                    };
+                    if heading.contains(':') {
+                        self.add(format!("outline[{i}]: the heading '{heading}' has a ':' (it separates a heading from its brief)"));
+                    }
+                    let brief = match o.get("brief") {
+                        None | Some(Value::Null) => "",
+                        Some(Value::String(b)) => b.trim(),
+                        Some(other) => {
+                            self.add(format!("outline[{i}].brief must be text, got {other}"));
+                            ""
+                        }
+                    };
+                    let ids = match o.get("claims") {
+                        None | Some(Value::Null) => vec![],
+                        Some(Value::Array(a)) if a.iter().all(Value::is_string) => a
+                            .iter()
+                            .filter_map(|c| c.as_str().map(|c| c.trim().to_uppercase()))
+                            .collect(),
+                        Some(other) => {
+                            self.add(format!("outline[{i}].claims must be a list of claim ids (\"C1\"), got {other}"));
+                            vec![]
+                        }
+                    };
+                    outline.push(if brief.is_empty() {
+                        heading.to_string()
+                    } else {
+                        format!("{heading}: {brief}")
+                    });
+                    claims.push(ids);
+                }
+                other => self.add(format!(
+                    "outline[{i}] must be \"Heading: brief\" or a table with heading, brief and claims, got {other}"
+                )),
+            }
+        }
+        (outline, claims)
     }
 
     pub(crate) fn strings(&mut self, v: &Value, key: &str) -> Vec<String> {

@@ -6,6 +6,8 @@
 //! see [`super::coherence`]), and their citations rendered from the table
 //! (see [`super::cite`]).
 
+use serde::Serialize;
+
 use super::study_claims::{fill, Source};
 use super::{sql_text, Protocol};
 
@@ -18,12 +20,350 @@ pub const OUTPUTS: &[&str] = &["sections", "review", "coherence", "citations", "
 /// Where a write-up's sections come from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Outline {
-    /// The protocol's `outline`: each section shown every study.
+    /// The protocol's `outline`: each section shown every study, or, for
+    /// a section naming the claims it argues, the studies they rest on.
     Protocol,
-    /// One section per claim across studies (`study_claims`), shown only
-    /// the studies that claim rests on.
+    /// Sections derived from the claims across studies (`study_claims`):
+    /// the model groups them, one request; each section is shown only the
+    /// studies its claims rest on.
     Claims,
+    /// One section per claim across studies, in claim order, no request.
+    EachClaim,
 }
+
+/// One section of an outline that argues claims, as read and checked.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct OutlineSection {
+    /// Its number, from 1.
+    pub section: i64,
+    /// Its heading.
+    pub heading: String,
+    /// What it covers.
+    pub brief: String,
+    /// The claims it argues (ids of claims kept).
+    pub claim_ids: Vec<String>,
+    /// Shown every study (a section of the protocol's naming no claim).
+    pub every_study: bool,
+    /// What the reading of the outline noted about this section.
+    pub note: Option<String>,
+    /// The section as an entry of a protocol's outline.
+    pub entry: String,
+}
+
+/// The outline's sections: "Heading: brief" (or a heading alone), and the
+/// claims each argues.
+pub fn outline(p: &Protocol) -> Vec<(String, String, Vec<String>)> {
+    p.outline
+        .iter()
+        .enumerate()
+        .map(|(i, o)| {
+            let (h, b) = match o.split_once(':') {
+                Some((h, b)) => (h.trim().to_string(), b.trim().to_string()),
+                None => (o.trim().to_string(), String::new()),
+            };
+            (h, b, p.outline_claims.get(i).cloned().unwrap_or_default())
+        })
+        .filter(|(h, _, _)| !h.is_empty())
+        .collect()
+}
+
+/// A section as an entry of a protocol's `outline`, to paste there: the
+/// text "Heading: brief", or with claims a table.
+pub fn outline_entry(heading: &str, brief: &str, claims: &[String]) -> String {
+    let q = |t: &str| serde_json::to_string(t).expect("text");
+    if claims.is_empty() {
+        let text = if brief.is_empty() {
+            heading.to_string()
+        } else {
+            format!("{heading}: {brief}")
+        };
+        return q(&text);
+    }
+    let ids: Vec<String> = claims.iter().map(|c| q(c)).collect();
+    format!(
+        "{{ heading = {}, brief = {}, claims = [{}] }}",
+        q(heading),
+        q(brief),
+        ids.join(", ")
+    )
+}
+
+/// The grouping request's schema.
+pub fn grouping_schema() -> serde_json::Value {
+    serde_json::json!({"type": "object", "properties": {"sections": {"type": "array", "items": {
+        "type": "object", "properties": {
+            "heading": {"type": "string"},
+            "brief": {"type": "string"},
+            "claims": {"type": "array", "items": {"type": "string"}}
+        }, "required": ["heading", "brief", "claims"], "additionalProperties": false}}},
+        "required": ["sections"], "additionalProperties": false})
+}
+
+/// The grouping request's instructions (the claims follow, a line each).
+fn grouping_prompt(p: &Protocol) -> String {
+    let question = super::question_sentence(p);
+    format!(
+        "You are given the claims a systematic review's studies bear on, one line each with its id and the studies for and against it.{question}\n\
+         Group the claims into the sections of the review's write-up, so that each section argues a few related claims as one argument (what the studies agree on, where and why they disagree). \
+         Give each section a short heading and a one-sentence brief. Put every claim in exactly one section, by its id, and use only the ids shown. \
+         Reply with one JSON object: {{\"sections\": [{{\"heading\": \"...\", \"brief\": \"...\", \"claims\": [\"C1\", \"C3\"]}}]}}.\n\nClaims:\n"
+    )
+}
+
+/// Reads an outline of claims: the grouping the model replied
+/// (`by_model`), or the protocol's own sections as JSON, checked against
+/// the claims kept (`ids`, with their statements `claims`). Nothing is
+/// repaired silently; each change is a section's note:
+/// - a claim id that is not a claim kept is left out; so is a claim a
+///   section before it argues already;
+/// - a section the model gave with no claim left is left out (noted on
+///   the first section), and a claim the model placed nowhere gets a
+///   section of its own; a claim the protocol's outline leaves out is
+///   only noted (leaving it out is the user's choice);
+/// - a failed or unreadable grouping gives one section per claim, saying
+///   why.
+pub fn read_outline(
+    reply: Option<&str>,
+    ok: bool,
+    error: Option<&str>,
+    ids: &[String],
+    claims: &[String],
+    by_model: bool,
+) -> Vec<OutlineSection> {
+    let statement = |id: &str| {
+        ids.iter()
+            .position(|i| i == id)
+            .and_then(|k| claims.get(k))
+            .cloned()
+            .unwrap_or_else(|| id.to_string())
+    };
+    let own = |id: &str, note: String| OutlineSection {
+        section: 0,
+        heading: statement(id),
+        brief: String::new(),
+        claim_ids: vec![id.to_string()],
+        every_study: false,
+        note: Some(note),
+        entry: String::new(),
+    };
+    let mut out: Vec<OutlineSection> = Vec::new();
+    let mut general: Vec<String> = Vec::new();
+    let parsed: Option<serde_json::Value> = reply.and_then(|r| serde_json::from_str(r).ok());
+    let items = parsed
+        .as_ref()
+        .and_then(|v| v.get("sections"))
+        .and_then(serde_json::Value::as_array);
+    match (ok, items) {
+        (false, _) | (true, None) => {
+            let why = if ok {
+                format!(
+                    "the grouping reply is not a JSON object with a sections array ({})",
+                    reply
+                        .unwrap_or("no text")
+                        .chars()
+                        .take(120)
+                        .collect::<String>()
+                )
+            } else {
+                format!(
+                    "the grouping request failed ({})",
+                    error.unwrap_or("no reply")
+                )
+            };
+            for id in ids {
+                out.push(own(id, format!("{why}: one section per claim")));
+            }
+        }
+        (true, Some(items)) => {
+            let mut placed: Vec<String> = Vec::new();
+            for (i, item) in items.iter().enumerate() {
+                let text = |k: &str| {
+                    item.get(k)
+                        .and_then(serde_json::Value::as_str)
+                        .map(str::trim)
+                        .unwrap_or_default()
+                        .to_string()
+                };
+                let (mut heading, brief) = (text("heading"), text("brief"));
+                let mut notes = Vec::new();
+                if heading.is_empty() {
+                    heading = format!("Section {}", i + 1);
+                    notes.push("no heading was given".to_string());
+                }
+                if heading.contains(':') {
+                    heading = heading.replace(':', " \u{2013}");
+                    notes.push(
+                        "the heading's ':' is written ' \u{2013}' (in a protocol's outline a ':' ends the heading)"
+                            .to_string(),
+                    );
+                }
+                let named: Vec<String> = item
+                    .get("claims")
+                    .and_then(serde_json::Value::as_array)
+                    .map(|a| {
+                        a.iter()
+                            .map(|c| match c {
+                                serde_json::Value::String(s) => s.trim().to_uppercase(),
+                                other => other.to_string(),
+                            })
+                            .collect()
+                    })
+                    .unwrap_or_default();
+                let mut kept = Vec::new();
+                let (mut unknown, mut again) = (Vec::new(), Vec::new());
+                for c in named {
+                    if !ids.contains(&c) {
+                        unknown.push(c);
+                    } else if placed.contains(&c) || kept.contains(&c) {
+                        again.push(c);
+                    } else {
+                        kept.push(c);
+                    }
+                }
+                if !unknown.is_empty() {
+                    notes.push(format!(
+                        "names {}, not a claim kept: left out",
+                        unknown.join(", ")
+                    ));
+                }
+                if !again.is_empty() {
+                    notes.push(format!(
+                        "{} argued in an earlier section: left out here",
+                        again.join(", ")
+                    ));
+                }
+                if kept.is_empty() && by_model {
+                    general.push(format!(
+                        "the grouping's section '{heading}' argues no claim kept: left out"
+                    ));
+                    continue;
+                }
+                placed.extend(kept.iter().cloned());
+                out.push(OutlineSection {
+                    section: 0,
+                    heading,
+                    brief,
+                    every_study: kept.is_empty(),
+                    claim_ids: kept,
+                    note: (!notes.is_empty()).then(|| notes.join("; ")),
+                    entry: String::new(),
+                });
+            }
+            let rest: Vec<&String> = ids.iter().filter(|c| !placed.contains(c)).collect();
+            if by_model {
+                for id in rest {
+                    out.push(own(
+                        id,
+                        "the grouping placed this claim in no section: a section of its own".into(),
+                    ));
+                }
+            } else if !rest.is_empty() {
+                general.push(format!(
+                    "no section argues {}",
+                    rest.iter()
+                        .map(|c| c.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ));
+            }
+        }
+    }
+    if ids.is_empty() && by_model {
+        out.clear();
+        general.clear();
+        out.push(OutlineSection {
+            section: 0,
+            heading: "Claims across studies".into(),
+            brief: String::new(),
+            claim_ids: vec![],
+            every_study: false,
+            note: Some(
+                "no claim across studies was kept (see study_claims_dropped): nothing to argue"
+                    .into(),
+            ),
+            entry: String::new(),
+        });
+    }
+    if let (Some(first), false) = (out.first_mut(), general.is_empty()) {
+        let g = format!("the outline: {}", general.join("; "));
+        first.note = Some(match first.note.take() {
+            Some(n) => format!("{n}; {g}"),
+            None => g,
+        });
+    }
+    for (i, s) in out.iter_mut().enumerate() {
+        s.section = i as i64 + 1;
+        s.entry = outline_entry(&s.heading, &s.brief, &s.claim_ids);
+    }
+    out
+}
+
+/// The protocol's outline as the JSON a grouping reply is (its sections
+/// read by [`read_outline`] as the user's).
+fn protocol_outline_json(sections: &[(String, String, Vec<String>)]) -> String {
+    let items: Vec<serde_json::Value> = sections
+        .iter()
+        .map(|(h, b, c)| serde_json::json!({"heading": h, "brief": b, "claims": c}))
+        .collect();
+    serde_json::json!({ "sections": items }).to_string()
+}
+
+/// The stages that make `sections` (section, heading, brief, claim_ids,
+/// shown: NULL for every study, note, entry) and `section_claims`
+/// (section, claim_id, support) from the grouping stage's rows.
+const OUTLINE_STAGES: &str = "-- @stage outline_rows
+-- The outline read and checked against the claims kept (outline_read:
+-- an id that is not a claim is left out, and each such change is a note).
+SELECT unnest(outline_read(g.r['text'], g.r['ok'], g.r['error'], g.ids, g.claims, {{by_model}})) AS o
+FROM grouping g;
+
+-- @stage section_claims
+-- The claims each section argues, with the studies for and against them.
+SELECT x.section, v.c['claim_id'] AS claim_id, v.c['claim'] AS claim, v.c['support'] AS support,
+       v.c['contradict'] AS contradict, v.c['moderator'] AS moderator
+FROM (SELECT o['section'] AS section, unnest(o['claim_ids']) AS claim_id FROM outline_rows) x
+JOIN verified v ON v.c['row_kind'] = 'claim' AND v.c['claim_id'] = x.claim_id;
+
+-- @stage sections
+-- Each section's brief names the claims it argues; it is shown the
+-- studies they rest on (every study for a section naming none).
+SELECT o['section'] AS section, o['heading'] AS heading,
+       o['brief'] || coalesce(CASE WHEN o['brief'] = '' THEN '' ELSE ' ' END || 'Argue these claims across the studies that bear on them: ' || a.argued || '.', '') AS brief,
+       o['claim_ids'] AS claim_ids,
+       CASE WHEN o['every_study'] THEN CAST(NULL AS BIGINT[]) ELSE coalesce(st.shown, make_array(CAST(-1 AS BIGINT))[1:0]) END AS shown,
+       o['note'] AS note, o['entry'] AS entry
+FROM outline_rows
+LEFT JOIN (SELECT section, string_agg(claim || ' (supported by ' || array_to_string(support, ', ')
+                    || CASE WHEN cardinality(contradict) > 0 THEN '; contradicted by ' || array_to_string(contradict, ', ') ELSE '' END
+                    || CASE WHEN moderator IS NOT NULL THEN '; the studies differ in ' || moderator ELSE '' END || ')',
+                    '; ' ORDER BY CAST(substr(claim_id, 2) AS BIGINT)) AS argued
+           FROM section_claims GROUP BY section) a ON a.section = o['section']
+LEFT JOIN (SELECT section, array_agg(DISTINCT study) AS shown
+           FROM (SELECT section, unnest(array_concat(support, contradict)) AS study FROM section_claims)
+           GROUP BY section) st ON st.section = o['section']";
+
+/// The grouping request (one, over the claims kept, a line each; no
+/// request when none was kept: its prompt is NULL).
+const GROUPING_STAGE: &str = "-- @stage grouping
+-- One request: the claims kept, a line each, grouped by the model into
+-- the sections of the write-up.
+SELECT llm_json_detail(CASE WHEN n > 0 THEN {{grouping_prompt}} || lines END, '{{grouping_schema}}',
+                       'stage=outline, label=' || CAST(n AS VARCHAR) || ' claims{{llm_options}}') AS r,
+       coalesce(ids, make_array('')[1:0]) AS ids, coalesce(claims, make_array('')[1:0]) AS claims
+FROM (SELECT string_agg(c['claim_id'] || ': ' || c['claim'] || ' (supported by ' || array_to_string(c['support'], ', ')
+               || CASE WHEN cardinality(c['contradict']) > 0 THEN '; contradicted by ' || array_to_string(c['contradict'], ', ') ELSE '' END
+               || ')', chr(10) ORDER BY ord) AS lines,
+             count(*) AS n, array_agg(c['claim_id'] ORDER BY ord) AS ids, array_agg(c['claim'] ORDER BY ord) AS claims
+      FROM (SELECT c, CAST(substr(c['claim_id'], 2) AS BIGINT) AS ord FROM verified WHERE c['row_kind'] = 'claim'))";
+
+/// The protocol's own outline where a section names claims: read as the
+/// user's grouping (no request).
+const PROTOCOL_GROUPING_STAGE: &str = "-- @stage grouping
+-- The protocol's outline, whose sections name the claims they argue.
+SELECT named_struct('text', '{{outline_json}}', 'ok', true, 'error', CAST(NULL AS VARCHAR)) AS r,
+       coalesce(ids, make_array('')[1:0]) AS ids, coalesce(claims, make_array('')[1:0]) AS claims
+FROM (SELECT array_agg(c['claim_id'] ORDER BY ord) AS ids, array_agg(c['claim'] ORDER BY ord) AS claims
+      FROM (SELECT c, CAST(substr(c['claim_id'], 2) AS BIGINT) AS ord FROM verified WHERE c['row_kind'] = 'claim'))";
 
 /// Where a write-up's references come from.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -57,7 +397,7 @@ const CLAIM_SECTIONS: &str = "SELECT CAST(row_number() OVER (ORDER BY CAST(subst
     THEN '; contradicted by ' || array_to_string(c['contradict'], ', ') ELSE '' END\n         \
     || CASE WHEN c['moderator'] IS NOT NULL THEN '; the studies differ in ' || c['moderator'] ELSE '' END || '.' AS brief,\n       \
     make_array(c['claim_id']) AS claim_ids, array_concat(c['support'], c['contradict']) AS shown,\n       \
-    CAST(NULL AS VARCHAR) AS note\n\
+    CAST(NULL AS VARCHAR) AS note, outline_entry(c['claim'], '', make_array(c['claim_id'])) AS entry\n\
 FROM verified WHERE c['row_kind'] = 'claim'";
 
 /// The claims of the claims outline's sections: its own claim each.
@@ -190,18 +530,6 @@ fn ident(name: &str) -> String {
     format!("\"{}\"", name.replace('"', "\"\""))
 }
 
-/// The outline's sections: "Heading: brief" (or a heading alone).
-pub fn outline(p: &Protocol) -> Vec<(String, String)> {
-    p.outline
-        .iter()
-        .map(|o| match o.split_once(':') {
-            Some((h, b)) => (h.trim().to_string(), b.trim().to_string()),
-            None => (o.trim().to_string(), String::new()),
-        })
-        .filter(|(h, _)| !h.is_empty())
-        .collect()
-}
-
 /// The instructions of a section's request.
 fn prompt(p: &Protocol) -> String {
     let question = super::question_sentence(p);
@@ -220,15 +548,24 @@ pub fn render(source: &Source, p: &Protocol, w: &Write, output: &str) -> Result<
     let sections = outline(p);
     if sections.is_empty() && w.outline == Outline::Protocol {
         return Err(format!(
-            "the protocol {} has no outline to write: add outline = [\"Heading: what the section covers\", ...], or derive the sections from the claims across studies with 'outline=claims'",
+            "the protocol {} has no outline to write: add outline = [\"Heading: what the section covers\", ...], or derive the sections from the claims across studies with 'outline=claims' (grouped by the model) or 'outline=each_claim'",
             source.protocol_path
         ));
     }
     let rows: Vec<String> = sections
         .iter()
         .enumerate()
-        .map(|(i, (h, b))| format!("({}, '{}', '{}')", i + 1, sql_text(h), sql_text(b)))
+        .map(|(i, (h, b, c))| {
+            format!(
+                "({}, '{}', '{}', '{}')",
+                i + 1,
+                sql_text(h),
+                sql_text(b),
+                sql_text(&outline_entry(h, b, c))
+            )
+        })
         .collect();
+    let claims_named = sections.iter().any(|(_, _, c)| !c.is_empty());
     let text_or_null = |f: Option<&str>| {
         f.map_or("CAST(NULL AS VARCHAR)".to_string(), |f| {
             format!("CAST({} AS VARCHAR)", ident(f))
@@ -250,25 +587,45 @@ pub fn render(source: &Source, p: &Protocol, w: &Write, output: &str) -> Result<
         ],
         &["integer", "number"],
     );
-    let (claims_stages, sections_sql, section_claims) = match w.outline {
-        Outline::Protocol => (
-            String::new(),
-            format!(
-                "SELECT o.*, make_array('')[1:0] AS claim_ids, CAST(NULL AS BIGINT[]) AS shown, CAST(NULL AS VARCHAR) AS note\nFROM (VALUES {}) AS o(section, heading, brief)",
-                rows.join(", ")
-            ),
-            NO_SECTION_CLAIMS.to_string(),
+    let grouped = |grouping: &str, by_model: bool| {
+        format!(
+            "{}\n\n{grouping}\n\n{}",
+            super::study_claims::claims_stages(p).trim_end(),
+            OUTLINE_STAGES.replace("{{by_model}}", if by_model { "true" } else { "false" })
+        )
+    };
+    let outline_stages = match (w.outline, claims_named) {
+        (Outline::Protocol, false) => format!(
+            "-- @stage sections\n\
+             -- The protocol's outline: a heading and its brief per section, every study shown.\n\
+             SELECT o.section, o.heading, o.brief, make_array('')[1:0] AS claim_ids, CAST(NULL AS BIGINT[]) AS shown,\n       \
+             CAST(NULL AS VARCHAR) AS note, o.entry\nFROM (VALUES {}) AS o(section, heading, brief, entry);\n\n\
+             -- @stage section_claims\n-- No section argues a claim.\n{NO_SECTION_CLAIMS}",
+            rows.join(", ")
         ),
-        Outline::Claims => (
-            super::study_claims::claims_stages(p),
-            CLAIM_SECTIONS.to_string(),
-            CLAIM_SECTION_CLAIMS.to_string(),
+        (Outline::Protocol, true) => grouped(
+            &PROTOCOL_GROUPING_STAGE
+                .replace("{{outline_json}}", &sql_text(&protocol_outline_json(&sections))),
+            false,
+        ),
+        (Outline::Claims, _) => grouped(
+            &GROUPING_STAGE
+                .replace("{{grouping_prompt}}", &format!("'{}'", sql_text(&grouping_prompt(p))))
+                .replace(
+                    "{{grouping_schema}}",
+                    &sql_text(&grouping_schema().to_string()),
+                ),
+            true,
+        ),
+        (Outline::EachClaim, _) => format!(
+            "{}\n\n-- @stage sections\n\
+             -- One section per claim across studies, shown only the studies it rests on.\n{CLAIM_SECTIONS};\n\n\
+             -- @stage section_claims\n-- Each section's own claim.\n{CLAIM_SECTION_CLAIMS}",
+            super::study_claims::claims_stages(p).trim_end()
         ),
     };
     let text = SYNTHESISE_SQL
-        .replace("{{claims_stages}}", claims_stages.trim_end())
-        .replace("{{sections}}", &sections_sql)
-        .replace("{{section_claims}}", &section_claims)
+        .replace("{{outline_stages}}", outline_stages.trim_end())
         .replace("{{records}}", &records_sql(&source.src, &w.bibliography))
         .replace("{{coherence_stages}}", coherence_stages.trim_end())
         .replace("{{final_from}}", &final_from)
@@ -293,4 +650,102 @@ pub fn render(source: &Source, p: &Protocol, w: &Write, output: &str) -> Result<
         &fill(&text, source, p),
         output,
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ids() -> (Vec<String>, Vec<String>) {
+        (
+            vec!["C1".into(), "C2".into()],
+            vec!["Spacing helped.".into(), "Effects faded.".into()],
+        )
+    }
+
+    #[test]
+    fn a_failed_or_unreadable_grouping_is_one_section_per_claim_saying_why() {
+        let (ids, claims) = ids();
+        let failed = read_outline(None, false, Some("HTTP 500"), &ids, &claims, true);
+        assert_eq!(failed.len(), 2);
+        assert_eq!(failed[1].heading, "Effects faded.");
+        assert_eq!(failed[1].claim_ids, vec!["C2".to_string()]);
+        assert!(failed[0]
+            .note
+            .as_deref()
+            .unwrap()
+            .starts_with("the grouping request failed (HTTP 500)"));
+        let prose = read_outline(Some("Two sections."), true, None, &ids, &claims, true);
+        assert_eq!(prose.len(), 2);
+        assert!(prose[0]
+            .note
+            .as_deref()
+            .unwrap()
+            .contains("not a JSON object"));
+    }
+
+    #[test]
+    fn the_users_outline_keeps_its_sections_and_only_notes_what_it_leaves_out() {
+        let (ids, claims) = ids();
+        let json = protocol_outline_json(&[
+            ("Background".into(), "Why it matters".into(), vec![]),
+            ("Findings".into(), "".into(), vec!["C1".into(), "C7".into()]),
+        ]);
+        let o = read_outline(Some(&json), true, None, &ids, &claims, false);
+        assert_eq!(o.len(), 2);
+        assert!(o[0].every_study && o[0].claim_ids.is_empty());
+        assert_eq!(
+            o[0].note.as_deref(),
+            Some("the outline: no section argues C2")
+        );
+        assert_eq!(o[1].claim_ids, vec!["C1".to_string()]);
+        assert_eq!(
+            o[1].note.as_deref(),
+            Some("names C7, not a claim kept: left out")
+        );
+        assert_eq!(o[0].entry, r#""Background: Why it matters""#);
+        assert_eq!(
+            o[1].entry,
+            r#"{ heading = "Findings", brief = "", claims = ["C1"] }"#
+        );
+    }
+
+    #[test]
+    fn with_no_claim_kept_the_grouping_is_one_section_saying_so() {
+        let o = read_outline(None, true, None, &[], &[], true);
+        assert_eq!(o.len(), 1);
+        assert!(!o[0].every_study && o[0].claim_ids.is_empty());
+        assert!(o[0]
+            .note
+            .as_deref()
+            .unwrap()
+            .contains("no claim across studies"));
+    }
+
+    #[test]
+    fn an_outline_entry_is_read_back_as_the_same_section() {
+        let entry = outline_entry("Findings \"so far\"", "What held", &["C2".into()]);
+        let toml = format!("name = \"x\"\noutline = [{entry}, \"Plain: brief\"]\n[[fields]]\nname = \"n\"\ndescription = \"N\"\n");
+        let p = Protocol::parse(&toml, false).unwrap();
+        assert_eq!(
+            outline(&p),
+            vec![
+                (
+                    "Findings \"so far\"".to_string(),
+                    "What held".to_string(),
+                    vec!["C2".to_string()]
+                ),
+                ("Plain".to_string(), "brief".to_string(), vec![]),
+            ]
+        );
+        // A protocol naming no claim keeps the hash it had.
+        let plain = Protocol::parse(
+            "name = \"x\"\noutline = [\"Plain: brief\"]\n[[fields]]\nname = \"n\"\ndescription = \"N\"\n",
+            false,
+        )
+        .unwrap();
+        assert!(!serde_json::to_string(&plain)
+            .unwrap()
+            .contains("outline_claims"));
+    }
 }

@@ -459,4 +459,32 @@ async fn a_write_up_with_the_real_model_checks_every_marker() {
     sql(&ctx, &format!("SELECT * FROM gaps('{c}', '{p}')"))
         .await
         .expect("the gaps");
+    // Sections grouped by the model from the claims: every section a row,
+    // each naming only claims kept (or none, with a note saying why).
+    let o = "outline=claims";
+    let outline = crate::common::table(
+        &ctx,
+        &format!("SELECT count(*) AS n, count(*) FILTER (WHERE cardinality(claim_ids) = 0 AND note IS NULL) AS unexplained FROM synthesis_outline('{c}', '{p}', '{o}')"),
+    )
+    .await;
+    assert!(outline.contains("| 0           |"), "{outline}");
+    let stray = crate::common::table(
+        &ctx,
+        &format!("SELECT count(*) AS n FROM (SELECT unnest(claim_ids) AS id FROM synthesis_outline('{c}', '{p}', '{o}')) WHERE id NOT IN (SELECT claim_id FROM study_claims('{c}', '{p}'))"),
+    )
+    .await;
+    assert!(stray.contains("| 0 |"), "{stray}");
+    let rows = crate::common::table(
+        &ctx,
+        &format!("SELECT (SELECT count(*) FROM synthesise('{c}', '{p}', '{o}')) = (SELECT count(*) FROM synthesis_outline('{c}', '{p}', '{o}')) AS every_section"),
+    )
+    .await;
+    assert!(rows.contains("| true "), "{rows}");
+    // Kept in the store: the sections of both write-ups.
+    let kept = crate::common::table(
+        &ctx,
+        "SELECT count(DISTINCT synthesis_id) AS n FROM synthesis_sections",
+    )
+    .await;
+    assert!(kept.contains("| 2 |"), "{kept}");
 }

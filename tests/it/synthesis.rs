@@ -474,7 +474,7 @@ async fn sections_from_claims_see_only_their_studies_and_a_claim_not_written_up_
     std::fs::write(&proto, spacing_protocol("")).unwrap();
     let ctx = crate::common::scripted_session(&srv.base_url(), dir.path(), "");
     let (c, p) = (corpus.display(), proto.display());
-    let o = "outline=claims";
+    let o = "outline=each_claim";
     let outline = table(
         &ctx,
         &format!("SELECT section, claim_ids, heading FROM synthesis_outline('{c}', '{p}', '{o}')"),
@@ -722,5 +722,146 @@ async fn references_come_from_the_exports_and_the_write_up_is_kept_in_the_store(
     assert!(
         err.to_string().contains("bibliography= and 'records'"),
         "{err}"
+    );
+}
+
+/// `outline=claims`: the model groups the claims into sections (one
+/// request); what it got wrong is left out and noted, never repaired
+/// silently: an invented claim id, a claim put in two sections, a section
+/// with no claim kept, a claim placed nowhere (a section of its own). Each
+/// section's request names its claims and shows only their studies. The
+/// outline comes back as protocol entries: pasted into the protocol,
+/// edited, it is the write-up's outline with no grouping request.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_model_groups_claims_into_sections_and_the_outline_can_be_edited_back() {
+    let claims = serde_json::json!({"claims": [
+        {"claim": "Spacing improved retention.", "support": [2, 3], "contradict": [1], "moderator": null},
+        {"claim": "The effect was largest in classrooms.", "support": [3], "contradict": [], "moderator": null},
+        {"claim": "Procedural skills did not benefit.", "support": [1], "contradict": [], "moderator": null},
+        {"claim": "Retention held at follow-up.", "support": [2], "contradict": [], "moderator": null}
+    ]})
+    .to_string();
+    let grouping = serde_json::json!({"sections": [
+        {"heading": "Retention", "brief": "What the trials agree on.", "claims": ["C1", "c3", "C9"]},
+        {"heading": "Setting", "brief": "Where effects differed.", "claims": ["C2", "C1"]},
+        {"heading": "Empty", "brief": "Nothing.", "claims": ["C8"]}
+    ]})
+    .to_string();
+    let first = vec![
+        Rule {
+            needle: "Group the claims into the sections".into(),
+            actions: vec![Action::Reply(grouping)],
+        },
+        Rule {
+            needle: "Propose the claims the studies bear on".into(),
+            actions: vec![Action::Reply(claims)],
+        },
+    ];
+    let srv = spacing_server_with(
+        first,
+        &[
+            (
+                "What the trials agree on.",
+                "Retention improved in two studies [study 2] [study 3] but not in a third [study 1].",
+            ),
+            ("Where effects differed.", "It held in classrooms [study 1]."),
+            (
+                "Argue these claims across the studies that bear on them: Retention held at follow-up.",
+                "Retention held [study 2].",
+            ),
+        ],
+    )
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let corpus = spacing_corpus(dir.path());
+    let proto = dir.path().join("protocol.toml");
+    std::fs::write(&proto, spacing_protocol("")).unwrap();
+    let ctx = crate::common::scripted_session(&srv.base_url(), dir.path(), "");
+    let (c, p) = (corpus.display(), proto.display());
+    let o = "outline=claims";
+    let outline = table(
+        &ctx,
+        &format!(
+            "SELECT section, heading, claim_ids, note FROM synthesis_outline('{c}', '{p}', '{o}')"
+        ),
+    )
+    .await;
+    for w in [
+        "| 1       | Retention                    | [C1, C3]  | names C9, not a claim kept: left out; the outline: the grouping's section 'Empty' argues no claim kept: left out |",
+        "| 2       | Setting                      | [C2]      | C1 argued in an earlier section: left out here ",
+        "| 3       | Retention held at follow-up. | [C4]      | the grouping placed this claim in no section: a section of its own ",
+    ] {
+        assert!(outline.contains(w), "{w}\n{outline}");
+    }
+    let t = table(
+        &ctx,
+        &format!("SELECT section, partial, notes FROM synthesise('{c}', '{p}', '{o}')"),
+    )
+    .await;
+    assert!(t.contains("| 1       | false   | names C9"), "{t}");
+    assert!(
+        t.contains("| 2       | true    | a claim handed to it is not written up (C2): none of its supporting studies is cited; C1 argued"),
+        "{t}"
+    );
+    assert!(
+        t.contains("| 3       | false   | the grouping placed"),
+        "{t}"
+    );
+    // Each section was shown only its claims' studies, and told them.
+    let shown = table(
+        &ctx,
+        "SELECT label, strpos(request, 'Garcia, R.') > 0 AS s1, strpos(request, 'Lee, M.') > 0 AS s2, strpos(request, 'Smith, J.') > 0 AS s3, strpos(request, 'Procedural skills did not benefit. (supported by 1)') > 0 AS c3 FROM calls WHERE stage = 'synthesise' AND attempt = 1 ORDER BY label",
+    )
+    .await;
+    for w in [
+        "| section 1 | true  | true  | true  | true  |",
+        "| section 2 | false | false | true  | false |",
+        "| section 3 | false | true  | false | false |",
+    ] {
+        assert!(shown.contains(w), "{w}\n{shown}");
+    }
+    // The outline accepted and edited: section 1 renamed, section 2 thrown
+    // away, pasted into the protocol as its outline.
+    let entries = crate::common::sql(
+        &ctx,
+        &format!("SELECT entry FROM synthesis_outline('{c}', '{p}', '{o}') WHERE section <> 2 ORDER BY section"),
+    )
+    .await
+    .unwrap();
+    let entries: Vec<String> = crate::common::strings(&entries, "entry")
+        .into_iter()
+        .flatten()
+        .collect();
+    assert_eq!(
+        entries[0],
+        r#"{ heading = "Retention", brief = "What the trials agree on.", claims = ["C1", "C3"] }"#
+    );
+    let edited = entries
+        .join(", ")
+        .replace(r#""Retention""#, r#""Retention across trials""#);
+    std::fs::write(&proto, spacing_protocol(&edited)).unwrap();
+    let t = table(
+        &ctx,
+        &format!(
+            "SELECT section, heading, claim_ids, partial, notes FROM synthesise('{c}', '{p}')"
+        ),
+    )
+    .await;
+    assert!(
+        t.contains("| 1       | Retention across trials      | [C1, C3]  | false   | the outline: no section argues C2 |"),
+        "{t}"
+    );
+    assert!(
+        t.contains("| 2       | Retention held at follow-up. | [C4]      | false   |"),
+        "{t}"
+    );
+    let asked = table(
+        &ctx,
+        "SELECT count(*) AS n FROM calls WHERE stage = 'outline'",
+    )
+    .await;
+    assert!(
+        asked.contains("| 1 |"),
+        "one grouping request in all: {asked}"
     );
 }
