@@ -12,16 +12,23 @@
 -- @stage written
 -- One request per section: the question, the style, the section's brief,
 -- then its studies, largest first (by {{size_field}} where the protocol
--- has a sample size; else in order of number). The reply is prose citing
--- studies as [study n].
-SELECT s.section, s.heading, s.brief,
+-- has a sample size; else in order of number), as many as fit the
+-- model's context window ({{line_budget}} characters of lines and brief;
+-- the rest are left out of the request, counted, and make the section
+-- partial). The reply is prose citing studies as [study n].
+SELECT s.section, s.heading, s.brief, l.left_out,
        llm_detail({{prompt}} || '## ' || s.heading || chr(10) || 'Brief: ' || s.brief || chr(10) || chr(10)
                   || 'Studies:' || chr(10) || l.lines,
                   'stage=synthesise, label=section ' || CAST(s.section AS VARCHAR) || '{{llm_options}}') AS r
 FROM sections s
-JOIN (SELECT s.section, string_agg(st.line, chr(10) ORDER BY {{size_order}} st.study) AS lines
-      FROM sections s JOIN studies st ON s.shown IS NULL OR array_has(s.shown, st.study)
-      GROUP BY s.section) l ON l.section = s.section;
+JOIN (SELECT section, string_agg(line, chr(10) ORDER BY k) FILTER (WHERE fits) AS lines,
+             count(*) FILTER (WHERE NOT fits) AS left_out
+      FROM (SELECT s.section, st.line,
+                   row_number() OVER (PARTITION BY s.section ORDER BY {{size_order}} st.study) AS k,
+                   sum(length(st.line) + 1) OVER (PARTITION BY s.section ORDER BY {{size_order}} st.study ROWS UNBOUNDED PRECEDING)
+                     + length(s.brief) <= {{line_budget}} AS fits
+            FROM sections s JOIN studies st ON s.shown IS NULL OR array_has(s.shown, st.study))
+      GROUP BY section) l ON l.section = s.section;
 
 -- @stage checked
 -- Each section's markers checked against the studies: a number that is
@@ -34,7 +41,8 @@ SELECT s.section, s.heading, s.brief, s.claim_ids, s.note AS outline_note, w.r['
        CASE WHEN w.section IS NULL THEN 'no study to write it from: the extraction has no document read for it'
             ELSE w.r['error'] END AS error,
        coalesce(cite_unknown(w.r['text'], k.known), make_array(CAST(-1 AS BIGINT))[1:0]) AS unknown_markers,
-       coalesce(u.unwritten, make_array('')[1:0]) AS unwritten
+       coalesce(u.unwritten, make_array('')[1:0]) AS unwritten,
+       coalesce(w.left_out, 0) AS left_out
 FROM sections s
 LEFT JOIN written w ON w.section = s.section
 LEFT JOIN (SELECT c.section, array_agg(c.claim_id ORDER BY c.claim_id) AS unwritten
@@ -46,7 +54,7 @@ CROSS JOIN (SELECT array_agg(study) AS known FROM studies) k;
 -- @stage review
 -- The sections assembled into the draft, with their markers.
 SELECT string_agg('## ' || heading || chr(10) || coalesce(text_marked, '') || chr(10), '' ORDER BY section) AS text_marked,
-       bool_or(NOT ok OR cardinality(unknown_markers) > 0 OR cardinality(unwritten) > 0) AS partial,
+       bool_or(NOT ok OR cardinality(unknown_markers) > 0 OR cardinality(unwritten) > 0 OR left_out > 0) AS partial,
        count(text_marked) AS written
 FROM checked;
 
@@ -80,7 +88,7 @@ CROSS JOIN (SELECT array_agg(named_struct('number', study, 'authors', authors, '
 -- @output sections
 -- One row per section: its text with markers, whether it is partial and why.
 SELECT section, heading, claim_ids, text_marked,
-       NOT ok OR cardinality(unknown_markers) > 0 OR cardinality(unwritten) > 0 AS partial,
+       NOT ok OR cardinality(unknown_markers) > 0 OR cardinality(unwritten) > 0 OR left_out > 0 AS partial,
        unknown_markers,
        nullif(concat_ws('; ',
          CASE WHEN NOT ok AND error LIKE 'no study to write%' THEN error
@@ -89,6 +97,9 @@ SELECT section, heading, claim_ids, text_marked,
                 THEN 'cites studies that are not in the table: ' || array_to_string(unknown_markers, ', ')
               WHEN cardinality(unwritten) > 0
                 THEN 'a claim handed to it is not written up (' || array_to_string(unwritten, ', ') || '): none of its supporting studies is cited'
+         END,
+         CASE WHEN left_out > 0
+              THEN CAST(left_out AS VARCHAR) || ' of its studies ({{left_out_which}}) were left out of its request: the model''s context window holds {{line_budget}} characters of study lines'
          END,
          outline_note), '') AS notes
 FROM checked

@@ -257,10 +257,27 @@ impl TableFunctionImpl for StudyClaimsFn {
         if protocol.fields.is_empty() {
             return plan_err!("{usage}: the protocol {path} has no [[fields]]: there is no extraction to compare studies on");
         }
+        // The model the requests go to, and what its context window holds.
+        let runtime = args
+            .session()
+            .config()
+            .get_extension::<crate::model::Runtime>();
+        let info =
+            runtime
+                .as_ref()
+                .map_or_else(crate::model::config::ModelInfo::unregistered, |rt| {
+                    let model = protocol
+                        .model
+                        .clone()
+                        .unwrap_or_else(|| rt.config().default_model());
+                    rt.config().registry.info(&model)
+                });
+        let out = protocol.max_output.unwrap_or(u64::from(info.max_output));
         let source = Source {
             src: src.clone(),
             protocol_path: path.clone(),
             extract: opts.extract.clone(),
+            line_budget: crate::review::study_claims::line_budget(info.context_window, out),
         };
         let write = Write {
             passes,

@@ -260,6 +260,21 @@ pub struct Source {
     pub protocol_path: String,
     /// `extract`'s third argument.
     pub extract: Option<String>,
+    /// How many characters of study lines one request may carry (see
+    /// [`line_budget`]): the studies past it are left out of that request,
+    /// counted, and the result says so.
+    pub line_budget: u64,
+}
+
+/// Characters of study lines a request may carry for a model of
+/// `context_window` tokens answering in at most `max_output`: three
+/// characters a token (names and numbers tokenise densely; English prose
+/// is nearer four), less 2,000 for the instructions and a section's brief.
+pub fn line_budget(context_window: u64, max_output: u64) -> u64 {
+    context_window
+        .saturating_sub(max_output)
+        .saturating_mul(3)
+        .saturating_sub(2_000)
 }
 
 /// The stages of `sql/study_claims.sql` after the studies (the request and
@@ -310,6 +325,7 @@ pub fn fill(text: &str, source: &Source, p: &Protocol) -> String {
         .map_or(String::new(), |e| format!(", '{}'", sql_text(e)));
     text.replace("{{studies_stage}}", studies.trim_end())
         .replace("{{extract_arg}}", &third)
+        .replace("{{line_budget}}", &source.line_budget.to_string())
         .replace("{{src}}", &sql_text(&source.src))
         .replace("{{protocol}}", &sql_text(&source.protocol_path))
         .replace("{{study_line}}", &line)

@@ -637,6 +637,12 @@ pub fn render(source: &Source, p: &Protocol, w: &Write, output: &str) -> Result<
         )
         .replace("{{size_field}}", size.unwrap_or("none"))
         .replace(
+            "{{left_out_which}}",
+            &size.map_or("the last by number".to_string(), |f| {
+                format!("the smallest by {}", sql_text(f))
+            }),
+        )
+        .replace(
             "{{authors}}",
             &text_or_null(field(p, &["authors", "author", "author_list"], &[])),
         )

@@ -865,3 +865,74 @@ async fn the_model_groups_claims_into_sections_and_the_outline_can_be_edited_bac
         "one grouping request in all: {asked}"
     );
 }
+
+/// A model whose context window holds two of the three studies' lines: a
+/// section's request carries the two largest and says the third was left
+/// out (partial); the claims request shows the first two and counts the
+/// third as `not_shown`, and a claim naming it is dropped.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn studies_past_the_context_window_are_left_out_counted_and_make_the_result_partial() {
+    let claims = serde_json::json!({"claims": [
+        {"claim": "Spacing improved retention.", "support": [1, 3], "contradict": [], "moderator": null}
+    ]})
+    .to_string();
+    let first = vec![Rule {
+        needle: "Propose the claims the studies bear on".into(),
+        actions: vec![Action::Reply(claims)],
+    }];
+    let srv = spacing_server_with(
+        first,
+        &[(
+            "How many, of what designs",
+            "Two studies met the criteria [study 1] [study 2].",
+        )],
+    )
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let corpus = spacing_corpus(dir.path());
+    let proto = dir.path().join("protocol.toml");
+    std::fs::write(
+        &proto,
+        spacing_protocol(r#""Included studies: How many, of what designs""#),
+    )
+    .unwrap();
+    // 917 - 100 tokens: 451 characters of study lines (each about 170).
+    let ctx = crate::common::scripted_session(
+        &srv.base_url(),
+        dir.path(),
+        "[models.\"gpt-4o-mini\"]\ncontext_window = 917\nmax_output = 100\n",
+    );
+    let (c, p) = (corpus.display(), proto.display());
+    let t = table(
+        &ctx,
+        &format!("SELECT section, partial, notes FROM synthesise('{c}', '{p}')"),
+    )
+    .await;
+    assert!(
+        t.contains("| 1       | true    | 1 of its studies (the last by number) were left out of its request: the model's context window holds 451 characters of study lines |"),
+        "{t}"
+    );
+    let sent = table(
+        &ctx,
+        "SELECT strpos(request, '[study 1]') > 0 AS s1, strpos(request, '[study 2]') > 0 AS s2, strpos(request, '[study 3]') > 0 AS s3 FROM calls WHERE stage = 'synthesise'",
+    )
+    .await;
+    assert!(sent.contains("| true | true | false |"), "{sent}");
+    let dropped = table(
+        &ctx,
+        &format!("SELECT what, detail FROM study_claims_dropped('{c}', '{p}') ORDER BY what"),
+    )
+    .await;
+    assert!(
+        dropped
+            .contains("| not_shown     | 1 studies (the last by number) did not fit the request"),
+        "{dropped}"
+    );
+    assert!(dropped.contains("| unknown_study |"), "{dropped}");
+    let kept = table(
+        &ctx,
+        &format!("SELECT claim_id, support FROM study_claims('{c}', '{p}')"),
+    )
+    .await;
+    assert!(kept.contains("| C1       | [1]     |"), "{kept}");
+}
