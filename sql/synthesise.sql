@@ -34,7 +34,8 @@ JOIN (SELECT section, string_agg(line, chr(10) ORDER BY k) FILTER (WHERE fits) A
 -- Each section's markers checked against the studies: a number that is
 -- not a study marks the section partial; so does a claim handed to the
 -- section whose supporting studies it cites none of (the citation check
--- in reverse), and a failed request, which leaves the section unwritten.
+-- in reverse), a section that cites no study at all (nothing in it is
+-- tied to a row), and a failed request, which leaves it unwritten.
 -- A section with no study to show was not asked (and is partial).
 SELECT s.section, s.heading, s.brief, s.claim_ids, s.note AS outline_note, w.r['text'] AS text_marked,
        coalesce(w.r['ok'], false) AS ok,
@@ -42,7 +43,8 @@ SELECT s.section, s.heading, s.brief, s.claim_ids, s.note AS outline_note, w.r['
             ELSE w.r['error'] END AS error,
        coalesce(cite_unknown(w.r['text'], k.known), make_array(CAST(-1 AS BIGINT))[1:0]) AS unknown_markers,
        coalesce(u.unwritten, make_array('')[1:0]) AS unwritten,
-       coalesce(w.left_out, 0) AS left_out
+       coalesce(w.left_out, 0) AS left_out,
+       coalesce(w.r['ok'] AND coalesce(cardinality(cite_numbers(w.r['text'])), 0) = 0, false) AS uncited
 FROM sections s
 LEFT JOIN written w ON w.section = s.section
 LEFT JOIN (SELECT c.section, array_agg(c.claim_id ORDER BY c.claim_id) AS unwritten
@@ -54,7 +56,7 @@ CROSS JOIN (SELECT array_agg(study) AS known FROM studies) k;
 -- @stage review
 -- The sections assembled into the draft, with their markers.
 SELECT string_agg('## ' || heading || chr(10) || coalesce(text_marked, '') || chr(10), '' ORDER BY section) AS text_marked,
-       bool_or(NOT ok OR cardinality(unknown_markers) > 0 OR cardinality(unwritten) > 0 OR left_out > 0) AS partial,
+       bool_or(NOT ok OR cardinality(unknown_markers) > 0 OR cardinality(unwritten) > 0 OR left_out > 0 OR uncited) AS partial,
        count(text_marked) AS written
 FROM checked;
 
@@ -88,7 +90,7 @@ CROSS JOIN (SELECT array_agg(named_struct('number', study, 'authors', authors, '
 -- @output sections
 -- One row per section: its text with markers, whether it is partial and why.
 SELECT section, heading, claim_ids, text_marked,
-       NOT ok OR cardinality(unknown_markers) > 0 OR cardinality(unwritten) > 0 OR left_out > 0 AS partial,
+       NOT ok OR cardinality(unknown_markers) > 0 OR cardinality(unwritten) > 0 OR left_out > 0 OR uncited AS partial,
        unknown_markers,
        nullif(concat_ws('; ',
          CASE WHEN NOT ok AND error LIKE 'no study to write%' THEN error
@@ -97,6 +99,8 @@ SELECT section, heading, claim_ids, text_marked,
                 THEN 'cites studies that are not in the table: ' || array_to_string(unknown_markers, ', ')
               WHEN cardinality(unwritten) > 0
                 THEN 'a claim handed to it is not written up (' || array_to_string(unwritten, ', ') || '): none of its supporting studies is cited'
+              WHEN uncited
+                THEN 'cites no study: nothing in it is tied to a row of the table'
          END,
          CASE WHEN left_out > 0
               THEN CAST(left_out AS VARCHAR) || ' of its studies ({{left_out_which}}) were left out of its request: the model''s context window holds {{line_budget}} characters of study lines'

@@ -6,6 +6,7 @@ FROM extract('examples/synthesis/corpus/', 'examples/synthesis/protocol.toml') O
 SELECT what, count(*) AS n FROM study_claims_dropped('examples/synthesis/corpus/', 'examples/synthesis/protocol.toml') GROUP BY what ORDER BY what;
 SELECT count(*) AS claims_kept FROM study_claims('examples/synthesis/corpus/', 'examples/synthesis/protocol.toml');
 SELECT gap, field, value, n, n_studies FROM gaps('examples/synthesis/corpus/', 'examples/synthesis/protocol.toml') WHERE claim_id IS NULL;
+SELECT section, heading, claim_ids, note FROM synthesis_outline('examples/synthesis/corpus/', 'examples/synthesis/protocol.toml', 'outline=claims');
 SELECT section, heading, partial, notes FROM synthesise('examples/synthesis/corpus/', 'examples/synthesis/protocol.toml', 'coherence=all');
 SELECT pass, kept, reason FROM synthesis_coherence('examples/synthesis/corpus/', 'examples/synthesis/protocol.toml', 'coherence=all');
 SELECT author_year, partial FROM synthesis('examples/synthesis/corpus/', 'examples/synthesis/protocol.toml', 'coherence=all');

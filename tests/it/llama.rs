@@ -430,10 +430,14 @@ async fn a_write_up_with_the_real_model_checks_every_marker() {
         } else {
             vec![]
         };
+        let cites = text.is_valid(r) && marker.is_match(text.value(r));
         if !unknown.is_empty() {
             assert!(partial.value(r), "cites {unknown:?}, not partial: {t}");
         }
-        if text.is_valid(r) && unknown.is_empty() {
+        if text.is_valid(r) && !cites {
+            assert!(partial.value(r), "cites no study, not partial: {t}");
+        }
+        if cites && unknown.is_empty() {
             assert!(!partial.value(r), "partial with every marker known: {t}");
         }
     }

@@ -328,6 +328,10 @@ async fn a_section_citing_an_unknown_study_is_partial() {
             "The effect, and where studies disagree",
             "The effect was larger in one study [study 3] than in another [study 7].",
         ),
+        (
+            "What is still unknown",
+            "Longer follow-up is needed in future research.",
+        ),
     ])
     .await;
     let dir = tempfile::tempdir().unwrap();
@@ -335,7 +339,7 @@ async fn a_section_citing_an_unknown_study_is_partial() {
     let proto = dir.path().join("protocol.toml");
     std::fs::write(
         &proto,
-        spacing_protocol(r#""Included studies: How many, of what designs", "Findings: The effect, and where studies disagree""#),
+        spacing_protocol(r#""Included studies: How many, of what designs", "Findings: The effect, and where studies disagree", "Gaps: What is still unknown""#),
     )
     .unwrap();
     let ctx = crate::common::scripted_session(&srv.base_url(), dir.path(), "");
@@ -351,7 +355,14 @@ async fn a_section_citing_an_unknown_study_is_partial() {
     );
     assert!(
         t.contains(
-            "| 2       | Findings         | true    | cites studies that are not in the table: 7 |"
+            "| 2       | Findings         | true    | cites studies that are not in the table: 7 "
+        ),
+        "{t}"
+    );
+    // A section citing no study at all is tied to no row: partial.
+    assert!(
+        t.contains(
+            "| 3       | Gaps             | true    | cites no study: nothing in it is tied to a row of the table |"
         ),
         "{t}"
     );
