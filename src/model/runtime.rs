@@ -91,6 +91,8 @@ pub struct Runtime {
     memo: Mutex<HashMap<String, Memo>>,
     progress: Option<Mutex<Progress>>,
     store: Option<Store>,
+    /// The failures of resumable requests, packed like the cache.
+    journal: crate::store::packs::Packs,
     retry_failed: bool,
 }
 
@@ -227,6 +229,7 @@ impl Runtime {
             memo: Mutex::new(HashMap::new()),
             progress: opts.progress.then(Default::default),
             store: store_for_journal,
+            journal: crate::store::packs::Packs::new(FAILURES_DIR, "txt"),
             retry_failed: opts.retry_failed,
         })
     }
@@ -660,24 +663,17 @@ impl Runtime {
     /// The failure an earlier run recorded for a resumable request.
     async fn journal_get(&self, key: &str) -> Option<String> {
         let store = self.store.as_ref()?;
-        let bytes = store
-            .get(&format!("{FAILURES_DIR}/{}/{key}.txt", &key[..2]))
-            .await
-            .ok()??;
+        let bytes = self.journal.get(store, key).await?;
         String::from_utf8(bytes.to_vec()).ok()
     }
 
-    /// Keeps a resumable request's failure for a run started again.
+    /// Keeps a resumable request's failure for a run started again: an
+    /// object of its own at once (a kill loses none), packed with the
+    /// others at the next flush (as the cache is).
     async fn journal_put(&self, key: &str, error: &str) {
         let Some(store) = &self.store else { return };
         let error = self.redact(error.to_string());
-        if let Err(e) = store
-            .put(
-                &format!("{FAILURES_DIR}/{}/{key}.txt", &key[..2]),
-                error.into_bytes(),
-            )
-            .await
-        {
+        if let Err(e) = self.journal.put(store, key, error.into_bytes()).await {
             self.warn_once("journal", || {
                 format!("a failure could not be kept for resuming: {e}")
             });
@@ -685,12 +681,19 @@ impl Runtime {
     }
 
     /// Writes the trace rows not yet written, and packs the replies the
-    /// cache kept since its last fold.
+    /// cache kept and the failures journalled since the last fold.
     pub async fn flush(&self) -> Result<()> {
         if let Some(cache) = &self.cache {
             if let Err(e) = cache.flush().await {
                 self.warn_once("cache-fold", || {
                     format!("the response cache could not be packed yet (its entries stay as single files): {e}")
+                });
+            }
+        }
+        if let Some(store) = &self.store {
+            if let Err(e) = self.journal.flush(store).await {
+                self.warn_once("journal-fold", || {
+                    format!("the failures kept for resuming could not be packed yet (they stay as single files): {e}")
                 });
             }
         }

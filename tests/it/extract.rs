@@ -1251,6 +1251,15 @@ async fn retry_failed_sends_a_failed_request_again_and_remakes_its_rows() {
         assert_eq!(srv.count(), sent, "retry {retry}");
         let s = table(&ctx, stored).await;
         assert!(s.contains(want), "retry {retry}: {s}");
+        // The failure kept for resuming is packed, not a file of its own.
+        let failures = walk_files(&dir.path().join("store/failures"));
+        assert!(
+            !failures.is_empty()
+                && failures
+                    .iter()
+                    .all(|p| p.to_string_lossy().contains("/packs/")),
+            "{failures:?}"
+        );
     }
 }
 
