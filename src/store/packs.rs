@@ -48,6 +48,11 @@ const FOLD_BYTES: usize = 8 << 20;
 const ADOPT_AT_ONCE: usize = 4096;
 /// A read that misses lists the indexes again when the listing is older.
 const RELIST: Duration = Duration::from_secs(5);
+/// A pack listed without its index this long after it was first seen so
+/// (its writer was killed between the two: an index follows its pack
+/// within moments) is deleted; its entries are still single objects, or
+/// in another pack.
+const ORPHAN_AGE: Duration = Duration::from_secs(120);
 /// The first line of an index.
 const HEADER: &str = "quarry-pack 1";
 /// The level of a pack not merged again.
@@ -80,6 +85,8 @@ struct State {
     pending_bytes: usize,
     /// Single objects left by other (killed) processes are taken in once.
     adopted: bool,
+    /// Packs listed without an index, and when first seen so.
+    orphans: HashMap<String, Instant>,
 }
 
 impl State {
@@ -384,6 +391,21 @@ impl Packs {
             .filter_map(|(p, _)| Some(p.rsplit('/').next()?.strip_suffix(".idx")?.to_string()))
             .filter(|n| sizes.contains_key(n))
             .collect();
+        // A pack whose index never came (its writer was killed between
+        // the two) goes once it has been seen so for ORPHAN_AGE.
+        let orphans: Vec<String> = sizes
+            .keys()
+            .filter(|n| !names.contains(n))
+            .cloned()
+            .collect();
+        st.orphans.retain(|n, _| orphans.contains(n));
+        for n in orphans {
+            let first = *st.orphans.entry(n.clone()).or_insert_with(Instant::now);
+            if first.elapsed() >= ORPHAN_AGE {
+                let _ = store.delete(&self.pack_rel(&n, "pack")).await;
+                st.orphans.remove(&n);
+            }
+        }
         let gone: Vec<String> = st
             .packs
             .keys()
@@ -544,6 +566,36 @@ mod tests {
             .filter(|(p, _)| p.starts_with("cache/packs/"))
             .count();
         (l.len() - packs, packs)
+    }
+
+    /// A pack left without its index (a writer killed between the two) is
+    /// deleted once it has been listed so for ORPHAN_AGE; a pack with its
+    /// index is never touched.
+    #[tokio::test]
+    async fn a_pack_left_without_its_index_is_deleted_after_a_while() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(&dir.path().display().to_string()).unwrap();
+        let p = Packs::new("cache", "json");
+        for i in 0..3 {
+            p.put(&store, &key(i), value(i)).await.unwrap();
+        }
+        p.flush(&store).await.unwrap();
+        store
+            .put("cache/packs/0-orphan.pack", b"half a fold".to_vec())
+            .await
+            .unwrap();
+        let mut st = p.state.lock().await;
+        p.relist(&store, &mut st).await.unwrap();
+        assert!(st.orphans.contains_key("0-orphan"));
+        assert_eq!(files(&store).await, (0, 3), "young: kept");
+        let aged = Instant::now().checked_sub(ORPHAN_AGE).unwrap();
+        st.orphans.insert("0-orphan".into(), aged);
+        p.relist(&store, &mut st).await.unwrap();
+        drop(st);
+        assert_eq!(files(&store).await, (0, 2), "old: deleted");
+        for i in 0..3 {
+            assert_eq!(p.get(&store, &key(i)).await.unwrap(), value(i));
+        }
     }
 
     #[tokio::test]
