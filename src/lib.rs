@@ -13,6 +13,7 @@ pub mod ingest;
 pub mod model;
 pub mod output;
 pub mod process;
+pub mod read;
 pub mod records;
 pub mod repl;
 pub mod review;

@@ -94,6 +94,20 @@ pub fn session(settings: &Settings) -> Result<SessionContext> {
     ctx.register_udtf("blocks", Arc::new(Blocks { env: env.clone() }));
     ctx.register_udtf("chunks", Arc::new(Chunks { env: env.clone() }));
     ctx.register_udtf("records", Arc::new(crate::functions::records::Records));
+    for (name, kind) in [
+        ("ask", crate::functions::ask::Kind::Answers),
+        ("ask_evidence", crate::functions::ask::Kind::Evidence),
+    ] {
+        ctx.register_udtf(
+            name,
+            Arc::new(crate::functions::ask::AskFn {
+                kind,
+                env: env.clone(),
+            }),
+        );
+    }
+    ctx.register_udtf("readers", Arc::new(crate::functions::ask::ReadersFn));
+    ctx.register_udf(ScalarUDF::from(crate::functions::ask::IsNotFound::default()));
     ctx.register_udtf(
         "reference_sample",
         Arc::new(crate::functions::calibrate::ReferenceSample),

@@ -1,6 +1,7 @@
 //! Table functions and engine-side scalar functions exposed to SQL, one per
 //! file, plus the argument and option parsing they share.
 
+pub mod ask;
 pub mod blocks;
 pub mod calibrate;
 pub mod chunks;

@@ -2,6 +2,7 @@
 //! the store, S3 against a real S3-compatible server, the README's examples
 //! and the sqllogictest files in tests/slt/.
 
+mod ask;
 mod calibrate;
 mod claims;
 mod cli;

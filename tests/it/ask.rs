@@ -1,0 +1,192 @@
+//! Asking a question (issue 20): each reader against the scripted model
+//! server on 127.0.0.1, on a document whose answer sits in one known chunk.
+
+use std::time::Duration;
+
+use quarry::model::test_server::{Action, Rule, TestServer};
+
+use crate::common::{corpus_with, table};
+
+/// Four paragraphs, one chunk each at 12 tokens; the answer is chunk 1.
+const DOC: &str = "The trial ran in three hospitals in Lyon.\n\nIn all, 240 adults were randomised.\n\nRetention was measured at four weeks.\n\nFunding came from a public grant.\n";
+const Q: &str = "How many adults were randomised?";
+const ANSWER: &str = "240 adults were randomised [chunk 1].";
+
+fn reply(needle: &str, text: &str) -> Rule {
+    Rule {
+        needle: needle.into(),
+        actions: vec![Action::Reply(text.into())],
+    }
+}
+
+/// The scripted model: it answers from chunk 1 and from nothing else.
+fn rules() -> Vec<Rule> {
+    vec![
+        reply("Merge them into one answer", ANSWER),
+        reply(
+            "Passage:\nIn all, 240 adults were randomised.",
+            r#"{"passages": ["In all, 240 adults were randomised."]}"#,
+        ),
+        reply("Copy, word for word", r#"{"passages": []}"#),
+        reply("Passage [chunk 1]:", "240 adults were randomised."),
+        reply("From this one passage only", "NOT_IN_DOCUMENT"),
+        reply("Next passage [chunk 1]", ANSWER),
+        reply("Answer so far: 240", ANSWER),
+        reply("Answer so far: NOT_IN_DOCUMENT", "**NOT_IN_DOCUMENT.**"),
+        reply("[chunk 1]\nIn all, 240", ANSWER),
+        reply(
+            "Answer the question from the passages below only",
+            "NOT_IN_DOCUMENT",
+        ),
+    ]
+}
+
+/// Every reader: the chunks it sent, its request count (its declared
+/// cost for four chunks), its evidence, and the trace agreeing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_reader_sends_what_its_signature_says_and_finds_the_answer() {
+    let srv = TestServer::start(rules(), Duration::ZERO).await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let corpus = corpus_with(dir.path(), &[("trial.txt", DOC)]);
+    let ctx = crate::common::scripted_session(&srv.base_url(), dir.path(), "");
+    let c = corpus.display();
+    let opts = |r: &str| format!("reader={r}, max_tokens=12, top_k=1");
+    // reader, answer found, calls, chunks used, evidence (chunk, kind)
+    let cases: [(&str, bool, &str, &str, &str); 6] = [
+        (
+            "stuff",
+            true,
+            "1",
+            "0,1,2,3",
+            "0:chunk 1:chunk 2:chunk 3:chunk",
+        ),
+        ("map_reduce", true, "5", "0,1,2,3", "1:map_answer"),
+        ("refine", true, "4", "0,1,2,3", ""),
+        ("skim", true, "5", "0,1,2,3", "1:quote"),
+        ("retrieve", true, "1", "1", "1:chunk"),
+        ("preview", false, "1", "0", "0:chunk"),
+    ];
+    for (reader, found, calls, used, evidence) in cases {
+        let o = opts(reader);
+        // Each query a statement of its own, as the shell runs them (an
+        // answer repeated within one statement is not traced again).
+        quarry::session::begin_statement(&ctx);
+        let t = table(
+            &ctx,
+            &format!("SELECT answer || ' ; ' || CAST(partial AS VARCHAR) || ' ; ' || CAST(not_found AS VARCHAR) || ' ; ' || CAST(calls AS VARCHAR) || ' ; ' || array_to_string(chunks_used, ',') || ' ; ' || CAST(chunks AS VARCHAR) || ' ; ' || CAST(cardinality(notes) AS VARCHAR) AS r FROM ask('{c}', '{Q}', '{o}')"),
+        )
+        .await;
+        let answer = if found { ANSWER } else { "NOT_IN_DOCUMENT" };
+        let want = format!("| {answer} ; false ; {} ; {calls} ; {used} ; 4 ; 0", !found);
+        assert!(t.contains(&want), "{reader}: {want}\n{t}");
+        quarry::session::begin_statement(&ctx);
+        let ev = table(
+            &ctx,
+            &format!("SELECT '<' || coalesce(string_agg(CAST(chunk_id AS VARCHAR) || ':' || kind, ' ' ORDER BY chunk_id), '') || '>' AS e FROM ask_evidence('{c}', '{Q}', '{o}')"),
+        )
+        .await;
+        assert!(ev.contains(&format!("<{evidence}>")), "{reader}: {ev}");
+        // The trace holds exactly the reader's requests (some answered by
+        // the cache: skim's last request is retrieve's; ask_evidence asks
+        // them all again and the cache answers).
+        let sent = table(
+            &ctx,
+            &format!("SELECT count(DISTINCT request) AS n FROM calls WHERE stage = 'ask' AND label LIKE '{reader}:%'"),
+        )
+        .await;
+        assert!(sent.contains(&format!("| {calls} |")), "{reader}: {sent}");
+    }
+    let readers = table(
+        &ctx,
+        "SELECT count(*) AS n, count(DISTINCT signature) AS s FROM readers()",
+    )
+    .await;
+    assert!(readers.contains("| 6 | 6 |"), "{readers}");
+}
+
+/// What degrades is said: a citation of a chunk never sent, a quotation
+/// not in its chunk, a failed request; each makes the answer partial. A
+/// file that cannot be read is a row saying so.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn unknown_citations_invented_quotes_and_failures_make_the_answer_partial() {
+    let srv = TestServer::start(
+        vec![
+            reply(
+                "Passage:\nIn all, 240 adults were randomised.",
+                r#"{"passages": ["In all, 420 adults were randomised."]}"#,
+            ),
+            reply("Copy, word for word", r#"{"passages": []}"#),
+            Rule {
+                needle: "Passage [chunk 2]:".into(),
+                actions: vec![Action::Status(500, None)],
+            },
+            reply("Passage [chunk 1]:", "240 adults were randomised."),
+            reply("From this one passage only", "NOT_IN_DOCUMENT"),
+            reply(
+                "Merge them into one answer",
+                "240 adults [chunk 1] [chunk 9].",
+            ),
+            reply(
+                "Answer the question from the passages below only",
+                "About 240 [chunk 7].",
+            ),
+        ],
+        Duration::ZERO,
+    )
+    .await
+    .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let corpus = corpus_with(
+        dir.path(),
+        &[("trial.txt", DOC), ("broken.pdf", "not a pdf")],
+    );
+    let ctx = crate::common::scripted_session(&srv.base_url(), dir.path(), "max_attempts = 1\n");
+    let c = corpus.display();
+    let t = table(
+        &ctx,
+        &format!("SELECT regexp_replace(source, '.*/', '') AS file, partial, array_to_string(notes, ' / ') AS notes FROM ask('{c}', '{Q}', 'reader=stuff, max_tokens=12') ORDER BY file"),
+    )
+    .await;
+    assert!(t.contains("| broken.pdf | true    | unread: "), "{t}");
+    assert!(t.contains("| trial.txt  | true    | cited_unknown: the answer cites chunk(s) 7 that no request carried"), "{t}");
+    let t = table(
+        &ctx,
+        &format!("SELECT partial, array_to_string(notes, ' / ') AS notes FROM ask('{c}', '{Q}', 'reader=map_reduce, max_tokens=12') WHERE source LIKE '%trial.txt'"),
+    )
+    .await;
+    assert!(t.contains("failed_calls: 1 of 5 requests failed"), "{t}");
+    assert!(
+        t.contains("cited_unknown: the answer cites chunk(s) 9"),
+        "{t}"
+    );
+    let t = table(
+        &ctx,
+        &format!("SELECT partial, array_to_string(notes, ' / ') AS notes FROM ask('{c}', '{Q}', 'reader=skim, max_tokens=12') WHERE source LIKE '%trial.txt'"),
+    )
+    .await;
+    assert!(
+        t.contains("| true    | unverified_evidence: 1 quoted passage(s)"),
+        "{t}"
+    );
+    let ev = table(
+        &ctx,
+        &format!("SELECT chunk_id, verified, matched < 1 AS off FROM ask_evidence('{c}', '{Q}', 'reader=skim, max_tokens=12')"),
+    )
+    .await;
+    assert!(ev.contains("| 1        | false    | true |"), "{ev}");
+    let nf = table(
+        &ctx,
+        "SELECT is_not_found('**NOT_IN_DOCUMENT.**') AS a, is_not_found('It says NOT_IN_DOCUMENT.') AS b",
+    )
+    .await;
+    assert!(nf.contains("| true | false |"), "{nf}");
+    let err = ctx
+        .sql(&format!("SELECT * FROM ask('{c}', '{Q}', 'reader=guess')"))
+        .await
+        .unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("no reader 'guess'; readers: stuff, map_reduce"),
+        "{err}"
+    );
+}
