@@ -134,13 +134,6 @@ struct EvidenceRow {
     e: read::Evidence,
 }
 
-fn batch<T: Serialize>(schema: &SchemaRef, rows: &[T]) -> Result<RecordBatch> {
-    let mut d = datafusion::arrow::json::ReaderBuilder::new(schema.clone()).build_decoder()?;
-    d.serialize(rows)?;
-    Ok(d.flush()?
-        .unwrap_or_else(|| RecordBatch::new_empty(schema.clone())))
-}
-
 /// How a run reads each document.
 #[derive(Debug, Clone)]
 struct Plan {
@@ -462,8 +455,8 @@ impl PartitionStream for AskPartition {
                             eprintln!("warning: writing the trace: {e}");
                         }
                         match kind {
-                            Kind::Answers => batch(&schema, &[row]),
-                            Kind::Evidence => batch(&schema, &ev),
+                            Kind::Answers => super::serde_batch(&schema, &[row]),
+                            Kind::Evidence => super::serde_batch(&schema, &ev),
                         }
                     }
                 }

@@ -345,6 +345,20 @@ pub fn corpus_table(
     )?))
 }
 
+/// `rows` (serialised into `schema`'s columns, as Arrow's JSON decoder
+/// reads them) as one batch.
+pub fn serde_batch<T: serde::Serialize>(
+    schema: &datafusion::arrow::datatypes::SchemaRef,
+    rows: &[T],
+) -> Result<RecordBatch> {
+    let mut decoder =
+        datafusion::arrow::json::ReaderBuilder::new(schema.clone()).build_decoder()?;
+    decoder.serialize(rows)?;
+    Ok(decoder
+        .flush()?
+        .unwrap_or_else(|| RecordBatch::new_empty(schema.clone())))
+}
+
 /// One list of structs a row: `items` (serialised into `fields`, as
 /// Arrow's JSON decoder reads them) cut into rows at `offsets` (`0`, then
 /// each row's end).
@@ -356,13 +370,7 @@ pub fn struct_lists<T: serde::Serialize>(
     use datafusion::arrow::array::{ArrayRef, ListArray, StructArray};
     use datafusion::arrow::datatypes::{DataType, Field, Schema};
     let schema = Arc::new(Schema::new(fields.clone()));
-    let mut decoder =
-        datafusion::arrow::json::ReaderBuilder::new(schema.clone()).build_decoder()?;
-    decoder.serialize(items)?;
-    let batch = decoder
-        .flush()?
-        .unwrap_or_else(|| RecordBatch::new_empty(schema.clone()));
-    let values: ArrayRef = Arc::new(StructArray::from(batch));
+    let values: ArrayRef = Arc::new(StructArray::from(serde_batch(&schema, items)?));
     let list = ListArray::try_new(
         Arc::new(Field::new("item", DataType::Struct(fields), true)),
         datafusion::arrow::buffer::OffsetBuffer::new(offsets.into()),

@@ -188,9 +188,10 @@ fn kept_tables() -> [(&'static str, &'static str, SchemaRef); 5] {
     ]
 }
 
-/// Where a store keeps table `name`.
-fn kept_rel(name: &str) -> String {
-    format!("tables/synthesis/{}", name.trim_start_matches("synthesis_"))
+/// The store's write-up table `name` (`tables/synthesis/...`).
+fn kept_table(store: &Store, name: &str) -> crate::error::Result<Delta> {
+    let rel = format!("tables/synthesis/{}", name.trim_start_matches("synthesis_"));
+    Delta::new(store, &rel, &format!("the store's {name} table"))
 }
 
 /// The store's write-up tables, by name: every write-up made with the
@@ -201,8 +202,10 @@ pub fn register(
     store: &Store,
 ) -> crate::error::Result<()> {
     for (name, _, schema) in kept_tables() {
-        let delta = Delta::new(store, &kept_rel(name), &format!("the store's {name} table"))?;
-        ctx.register_table(name, Arc::new(DeltaView::new(delta, None, schema)))?;
+        ctx.register_table(
+            name,
+            Arc::new(DeltaView::new(kept_table(store, name)?, None, schema)),
+        )?;
     }
     Ok(())
 }
@@ -324,8 +327,7 @@ impl TableFunctionImpl for StudyClaimsFn {
                         sql_text(&src),
                         sql_text(&options)
                     ),
-                    table: Delta::new(store, &kept_rel(name), &format!("the store's {name} table"))
-                        .map_err(DataFusionError::from)?,
+                    table: kept_table(store, name).map_err(DataFusionError::from)?,
                     name: name.to_string(),
                     schema,
                     replace: col("synthesis_id").eq(lit(id.clone())),
