@@ -167,6 +167,8 @@ impl TableFunctionImpl for AskFn {
             "top_k",
             "model",
             "max_output",
+            "max_hops",
+            "members",
         ]);
         let raw = parse_options(
             &str_arg(&vals, 2, USAGE, "options")?.unwrap_or_default(),
@@ -185,6 +187,22 @@ impl TableFunctionImpl for AskFn {
                     .join(", ")
             );
         };
+        let members: Vec<String> = match raw.get("members") {
+            None => Settings::new(0).members,
+            Some(m) => m
+                .split('+')
+                .map(|x| x.trim().to_string())
+                .filter(|x| !x.is_empty())
+                .collect(),
+        };
+        if let Some(bad) = members
+            .iter()
+            .find(|m| *m == "ensemble" || read::reader(m).is_none())
+        {
+            return plan_err!(
+                "{USAGE}: members= names readers joined by '+' (e.g. stuff+map_reduce+retrieve); '{bad}' is not a reader an ensemble can ask"
+            );
+        }
         let num = |k: &str, default: usize| -> Result<usize> {
             match raw.get(k) {
                 None => Ok(default),
@@ -228,7 +246,9 @@ impl TableFunctionImpl for AskFn {
             spec,
             settings: Settings {
                 top_k: num("top_k", 4)?.max(1),
-                budget_tokens: budget,
+                max_hops: num("max_hops", 3)?.max(1),
+                members,
+                ..Settings::new(budget)
             },
             temperature: rt.config().model.temperature,
             model,

@@ -22,6 +22,23 @@ fn reply(needle: &str, text: &str) -> Rule {
 /// The scripted model: it answers from chunk 1 and from nothing else.
 fn rules() -> Vec<Rule> {
     vec![
+        reply(
+            "In all, 240 adults were randomised.\n\nReply with one JSON object: {\"score\"",
+            r#"{"score": 9}"#,
+        ),
+        reply("Reply with one JSON object: {\"score\"", r#"{"score": 2}"#),
+        // iterative: chunk 1 alone leaves the place open; with chunk 0 it
+        // answers.
+        reply(
+            "Passages found so far:\n[chunk 0]",
+            &format!(r#"{{"answer": "{ANSWER} In three hospitals [chunk 0]."}}"#),
+        ),
+        reply(
+            "Passages found so far:\n[chunk 1]",
+            r#"{"search": "which hospitals ran the trial"}"#,
+        ),
+        reply("Below is what each section of a document says", ANSWER),
+        reply("Several independent readings", ANSWER),
         reply("Merge them into one answer", ANSWER),
         reply(
             "Passage:\nIn all, 240 adults were randomised.",
@@ -52,21 +69,37 @@ async fn every_reader_sends_what_its_signature_says_and_finds_the_answer() {
     let c = corpus.display();
     let opts = |r: &str| format!("reader={r}, max_tokens=12, top_k=1");
     // reader, answer found, calls, chunks used, evidence (chunk, kind)
-    let cases: [(&str, bool, &str, &str, &str); 6] = [
+    let iterative = format!("{ANSWER} In three hospitals [chunk 0].");
+    let cases: [(&str, &str, &str, &str, &str); 10] = [
         (
             "stuff",
-            true,
+            ANSWER,
             "1",
             "0,1,2,3",
             "0:chunk 1:chunk 2:chunk 3:chunk",
         ),
-        ("map_reduce", true, "5", "0,1,2,3", "1:map_answer"),
-        ("refine", true, "4", "0,1,2,3", ""),
-        ("skim", true, "5", "0,1,2,3", "1:quote"),
-        ("retrieve", true, "1", "1", "1:chunk"),
-        ("preview", false, "1", "0", "0:chunk"),
+        ("map_reduce", ANSWER, "5", "0,1,2,3", "1:map_answer"),
+        ("refine", ANSWER, "4", "0,1,2,3", ""),
+        ("skim", ANSWER, "5", "0,1,2,3", "1:quote"),
+        ("retrieve", ANSWER, "1", "1", "1:chunk"),
+        // Four scores, then the best chunk.
+        ("rerank", ANSWER, "5", "0,1,2,3", "1:chunk"),
+        // Four map requests, no section with two answers, the answer.
+        ("hierarchical", ANSWER, "5", "0,1,2,3", ""),
+        // Hop 1 finds chunk 1 and asks where; hop 2 adds chunk 0.
+        ("iterative", &iterative, "2", "0,1", "0:chunk 1:chunk"),
+        // stuff (1) + map_reduce (5) + retrieve (1) + the judge.
+        (
+            "ensemble",
+            ANSWER,
+            "8",
+            "0,1,2,3",
+            "0:chunk 1:chunk 1:map_answer 2:chunk 3:chunk",
+        ),
+        ("preview", "NOT_IN_DOCUMENT", "1", "0", "0:chunk"),
     ];
-    for (reader, found, calls, used, evidence) in cases {
+    for (reader, answer, calls, used, evidence) in cases {
+        let found = answer != "NOT_IN_DOCUMENT";
         let o = opts(reader);
         // Each query a statement of its own, as the shell runs them (an
         // answer repeated within one statement is not traced again).
@@ -76,13 +109,12 @@ async fn every_reader_sends_what_its_signature_says_and_finds_the_answer() {
             &format!("SELECT answer || ' ; ' || CAST(partial AS VARCHAR) || ' ; ' || CAST(not_found AS VARCHAR) || ' ; ' || CAST(calls AS VARCHAR) || ' ; ' || array_to_string(chunks_used, ',') || ' ; ' || CAST(chunks AS VARCHAR) || ' ; ' || CAST(cardinality(notes) AS VARCHAR) AS r FROM ask('{c}', '{Q}', '{o}')"),
         )
         .await;
-        let answer = if found { ANSWER } else { "NOT_IN_DOCUMENT" };
         let want = format!("| {answer} ; false ; {} ; {calls} ; {used} ; 4 ; 0", !found);
         assert!(t.contains(&want), "{reader}: {want}\n{t}");
         quarry::session::begin_statement(&ctx);
         let ev = table(
             &ctx,
-            &format!("SELECT '<' || coalesce(string_agg(CAST(chunk_id AS VARCHAR) || ':' || kind, ' ' ORDER BY chunk_id), '') || '>' AS e FROM ask_evidence('{c}', '{Q}', '{o}')"),
+            &format!("SELECT '<' || coalesce(string_agg(CAST(chunk_id AS VARCHAR) || ':' || kind, ' ' ORDER BY chunk_id, kind), '') || '>' AS e FROM ask_evidence('{c}', '{Q}', '{o}')"),
         )
         .await;
         assert!(ev.contains(&format!("<{evidence}>")), "{reader}: {ev}");
@@ -101,7 +133,7 @@ async fn every_reader_sends_what_its_signature_says_and_finds_the_answer() {
         "SELECT count(*) AS n, count(DISTINCT signature) AS s FROM readers()",
     )
     .await;
-    assert!(readers.contains("| 6 | 6 |"), "{readers}");
+    assert!(readers.contains("| 10 | 10 |"), "{readers}");
 }
 
 /// What degrades is said: a citation of a chunk never sent, a quotation
