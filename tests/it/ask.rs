@@ -143,6 +143,8 @@ async fn every_reader_sends_what_its_signature_says_and_finds_the_answer() {
 async fn unknown_citations_invented_quotes_and_failures_make_the_answer_partial() {
     let srv = TestServer::start(
         vec![
+            reply("Reply with one JSON object: {\"score\"", "very useful"),
+            reply("Passages found so far", r#"{"guess": "240"}"#),
             reply(
                 "Passage:\nIn all, 240 adults were randomised.",
                 r#"{"passages": ["In all, 420 adults were randomised."]}"#,
@@ -206,6 +208,38 @@ async fn unknown_citations_invented_quotes_and_failures_make_the_answer_partial(
     )
     .await;
     assert!(ev.contains("| 1        | false    | true |"), "{ev}");
+    for (reader, note) in [
+        ("rerank", "rerank_degraded: 4 of 4 chunks got no score from the model"),
+        ("iterative", "iterative_degraded: hop 1's reply has neither an answer nor a search; the reply is taken as the answer as it stands"),
+        ("ensemble", "failed_calls: [map_reduce] 1 of 5 requests failed"),
+    ] {
+        let t = table(
+            &ctx,
+            &format!("SELECT partial, array_to_string(notes, ' / ') AS notes FROM ask('{c}', '{Q}', 'reader={reader}, max_tokens=12, top_k=1') WHERE source LIKE '%trial.txt'"),
+        )
+        .await;
+        assert!(t.contains("| true ") && t.contains(note), "{reader}: {t}");
+    }
+    let err = ctx
+        .sql(&format!(
+            "SELECT * FROM ask('{c}', '{Q}', 'reader=ensemble, members=stuff+ensemble')"
+        ))
+        .await
+        .unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("'ensemble' is not a reader an ensemble can ask"),
+        "{err}"
+    );
+    let t = table(
+        &ctx,
+        &format!("SELECT array_to_string(notes, ' / ') AS notes FROM ask('{c}', '{Q}', 'reader=ensemble, members=stuff+stuff, max_tokens=12') WHERE source LIKE '%trial.txt'"),
+    )
+    .await;
+    assert!(
+        t.contains("ensemble_degenerate: 1 distinct member reader(s)"),
+        "{t}"
+    );
     let nf = table(
         &ctx,
         "SELECT is_not_found('**NOT_IN_DOCUMENT.**') AS a, is_not_found('It says NOT_IN_DOCUMENT.') AS b",
@@ -221,4 +255,50 @@ async fn unknown_citations_invented_quotes_and_failures_make_the_answer_partial(
             .contains("no reader 'guess'; readers: stuff, map_reduce"),
         "{err}"
     );
+}
+
+/// `hierarchical` follows the document's headings: the two answering
+/// chunks under one heading are summarised by one request, the section
+/// with one answer is passed on as it is, and the last request sees one
+/// line per section.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hierarchical_summarises_by_section_and_answers_from_the_sections() {
+    let srv = TestServer::start(
+        vec![
+            reply("]:\nIn all, 240 adults", "240 adults were randomised."),
+            reply("]:\nRandomisation was 1:1", "120 per arm were randomised."),
+            reply("]:\nOf the 240 randomised", "240 randomised, 12 withdrew."),
+            reply("From this one passage only", "NOT_IN_DOCUMENT"),
+            reply("of the section 'Methods'", "240 adults, 120 per arm."),
+            reply(
+                "Below is what each section of a document says",
+                "240 adults were randomised, 120 per arm; 12 withdrew.",
+            ),
+        ],
+        Duration::ZERO,
+    )
+    .await
+    .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let md = "# Methods\n\nThe trial ran in three hospitals in Lyon.\n\nIn all, 240 adults were randomised.\n\nRandomisation was 1:1 in blocks of four.\n\n# Results\n\nRetention was high at four weeks.\n\nOf the 240 randomised, 12 withdrew.\n";
+    let corpus = corpus_with(dir.path(), &[("trial.md", md)]);
+    let ctx = crate::common::scripted_session(&srv.base_url(), dir.path(), "");
+    let c = corpus.display();
+    let t = table(
+        &ctx,
+        &format!("SELECT answer, partial, calls - chunks AS after_map FROM ask('{c}', '{Q}', 'reader=hierarchical, segment=structural, max_tokens=12')"),
+    )
+    .await;
+    assert!(
+        t.contains("| 240 adults were randomised, 120 per arm; 12 withdrew. | false   | 2 "),
+        "{t}"
+    );
+    let sections = table(
+        &ctx,
+        "SELECT count(*) FILTER (WHERE label LIKE 'hierarchical: section %') AS s, \
+         count(*) FILTER (WHERE label = 'hierarchical: hierarchical answer' AND request LIKE '%Section ''Methods'': 240 adults, 120 per arm.%' \
+           AND request LIKE '%Section ''Results'': 240 randomised, 12 withdrew. [chunk%') AS last FROM calls",
+    )
+    .await;
+    assert!(sections.contains("| 1 | 1    |"), "{sections}");
 }
