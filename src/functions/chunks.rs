@@ -1,5 +1,5 @@
 //! `chunks(src, method, max_tokens [, overlap_tokens [, options]])`: every
-//! document read, cut by one of six segmenters (fixed, paragraph, sentence,
+//! document read, cut by one of seven segmenters (fixed, paragraph, sentence, semantic,
 //! recursive, structural, page). No chunk is ever over `max_tokens`.
 //! Duplicates and unread files have no chunks.
 //!

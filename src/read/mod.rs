@@ -471,7 +471,8 @@ const STOP: &[&str] = &[
     "did", "does", "do", "their", "there", "than",
 ];
 
-fn cosine(a: &[f32], b: &[f32]) -> f64 {
+/// The cosine of two L2-normalised vectors (their dot product).
+pub fn cosine(a: &[f32], b: &[f32]) -> f64 {
     a.iter()
         .zip(b)
         .map(|(x, y)| f64::from(*x) * f64::from(*y))

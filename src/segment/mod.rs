@@ -7,6 +7,7 @@ pub mod fixed;
 pub mod page;
 pub mod paragraph;
 pub mod recursive;
+pub mod semantic;
 pub mod sentence;
 pub mod structural;
 
@@ -30,17 +31,20 @@ pub enum Method {
     Structural,
     /// One page per chunk (falls back to paragraph without pages).
     Page,
+    /// Cut where consecutive sentences' embeddings diverge most.
+    Semantic,
 }
 
 impl Method {
     /// All methods.
-    pub const ALL: [Method; 6] = [
+    pub const ALL: [Method; 7] = [
         Method::Fixed,
         Method::Paragraph,
         Method::Sentence,
         Method::Recursive,
         Method::Structural,
         Method::Page,
+        Method::Semantic,
     ];
 
     /// Parses a method name.
@@ -59,6 +63,7 @@ impl Method {
             Self::Recursive => "recursive",
             Self::Structural => "structural",
             Self::Page => "page",
+            Self::Semantic => "semantic",
         }
     }
 }
@@ -167,6 +172,7 @@ pub fn segment(doc: &SegDoc, spec: &SegmentSpec) -> Segmented {
         Method::Paragraph => ("paragraph".to_string(), paragraph::spans(doc, spec), true),
         Method::Sentence => ("sentence".to_string(), sentence::spans(doc, spec), true),
         Method::Structural => ("structural".to_string(), structural::spans(doc, spec), true),
+        Method::Semantic => ("semantic".to_string(), semantic::spans(doc, spec), true),
         Method::Page => match page::spans(doc, spec) {
             Some(s) => ("page".to_string(), s, true),
             None => (
