@@ -97,6 +97,7 @@ pub fn session(settings: &Settings) -> Result<SessionContext> {
     for (name, kind) in [
         ("ask", crate::functions::ask::Kind::Answers),
         ("ask_evidence", crate::functions::ask::Kind::Evidence),
+        ("compare", crate::functions::ask::Kind::Compare),
     ] {
         ctx.register_udtf(
             name,
@@ -107,6 +108,7 @@ pub fn session(settings: &Settings) -> Result<SessionContext> {
         );
     }
     ctx.register_udtf("readers", Arc::new(crate::functions::ask::ReadersFn));
+    ctx.register_udtf("recipes", Arc::new(crate::functions::ask::RecipesFn));
     ctx.register_udf(ScalarUDF::from(crate::functions::ask::IsNotFound::default()));
     ctx.register_udtf(
         "reference_sample",

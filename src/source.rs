@@ -141,6 +141,12 @@ pub fn s3_store(bucket: &str) -> Result<Arc<dyn ObjectStore>> {
 }
 
 impl Source {
+    /// Whether the source is one document (a file, an object, a URL)
+    /// rather than a folder, prefix or glob to list.
+    pub fn is_single(&self) -> bool {
+        !matches!(self.kind, SourceKind::Listing { .. })
+    }
+
     /// Resolves a user's source string. Local paths are checked now, so a
     /// missing folder is an error before anything runs.
     pub fn parse(spec: &str) -> Result<Self> {

@@ -33,11 +33,15 @@ use super::{
 use crate::ingest::{Document, Status};
 use crate::model::runtime::CallContext;
 use crate::model::{Message, Request, Runtime};
+use crate::read::recipes::{self, Recipe};
 use crate::read::{self, Ask, Passage, Reply, Settings};
 use crate::segment::{segment, SegDoc, SegmentSpec};
 use crate::source::Source;
 
-const USAGE: &str = "ask(src, question [, 'reader=stuff|map_reduce|refine|skim|retrieve|preview, segment=paragraph, max_tokens=800, overlap_tokens=0, top_k=4, model=..., max_output=...'])";
+const USAGE: &str = "ask(src, question [, recipe [, 'reader=stuff|map_reduce|refine|skim|retrieve|rerank|hierarchical|iterative|ensemble|preview, segment=paragraph, max_tokens=800, overlap_tokens=0, top_k=4, max_hops=3, members=stuff+map_reduce+retrieve, recipes=FILE.toml, model=..., max_output=...']])";
+
+const COMPARE_USAGE: &str =
+    "compare(src, question, 'recipe,recipe,...' [, 'recipes=FILE.toml, model=..., top_k=...'])";
 
 /// Which table an `ask` run gives.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -46,6 +50,8 @@ pub enum Kind {
     Answers,
     /// `ask_evidence`: what they rest on.
     Evidence,
+    /// `compare`: one answer per recipe.
+    Compare,
 }
 
 /// `ask` and `ask_evidence`.
@@ -71,6 +77,7 @@ pub fn answers_schema() -> SchemaRef {
         Field::new("document_id", DataType::Utf8, true),
         Field::new("source", DataType::Utf8, true),
         Field::new("question", DataType::Utf8, true),
+        Field::new("recipe", DataType::Utf8, true),
         Field::new("reader", DataType::Utf8, true),
         Field::new("segmentation", DataType::Utf8, true),
         Field::new("answer", DataType::Utf8, true),
@@ -87,12 +94,28 @@ pub fn answers_schema() -> SchemaRef {
     ]))
 }
 
+/// `compare`'s columns: the answers' with each recipe's signature and
+/// the settings it changes, beside its reader.
+pub fn compare_schema() -> SchemaRef {
+    let a = answers_schema();
+    let mut fields: Vec<Field> = Vec::new();
+    for f in a.fields() {
+        fields.push(f.as_ref().clone());
+        if f.name() == "reader" {
+            fields.push(Field::new("signature", DataType::Utf8, true));
+            fields.push(Field::new("settings", DataType::Utf8, true));
+        }
+    }
+    Arc::new(Schema::new(fields))
+}
+
 /// The `answer_evidence` table's columns.
 pub fn evidence_schema() -> SchemaRef {
     Arc::new(Schema::new(vec![
         Field::new("run_id", DataType::Utf8, true),
         Field::new("document_id", DataType::Utf8, true),
         Field::new("source", DataType::Utf8, true),
+        Field::new("recipe", DataType::Utf8, true),
         Field::new("chunk_id", DataType::Int64, true),
         Field::new("text", DataType::Utf8, true),
         Field::new("page", DataType::Int64, true),
@@ -110,7 +133,10 @@ struct AnswerRow {
     document_id: Option<String>,
     source: String,
     question: String,
+    recipe: Option<String>,
     reader: String,
+    signature: String,
+    settings: String,
     segmentation: Option<String>,
     answer: Option<String>,
     partial: bool,
@@ -130,97 +156,112 @@ struct EvidenceRow {
     run_id: Option<String>,
     document_id: Option<String>,
     source: String,
+    recipe: Option<String>,
     #[serde(flatten)]
     e: read::Evidence,
+}
+
+/// One way of reading: a segmenter and a reader with their settings (a
+/// recipe, with the options over it).
+#[derive(Debug, Clone)]
+struct Arm {
+    /// The recipe as the row names it (`None` when none was named).
+    recipe: Option<String>,
+    reader: &'static str,
+    signature: &'static str,
+    spec: SegmentSpec,
+    settings: Settings,
+    remove_numbers: bool,
+    /// The settings that differ from the defaults.
+    changed: String,
 }
 
 /// How a run reads each document.
 #[derive(Debug, Clone)]
 struct Plan {
     question: String,
-    reader: &'static str,
-    spec: SegmentSpec,
-    settings: Settings,
+    /// One arm for `ask`; one per recipe for `compare`; `fast` and
+    /// `thorough` for `auto`.
+    arms: Vec<Arm>,
+    /// `auto`: the first arm when the document has at most this many
+    /// tokens, else the second.
+    auto: Option<usize>,
     model: String,
     max_output: u32,
     temperature: Option<f64>,
 }
 
-impl TableFunctionImpl for AskFn {
-    fn call_with_args(&self, args: TableFunctionArgs) -> Result<Arc<dyn TableProvider>> {
-        let vals = literal_args(&args)?;
-        if vals.len() < 2 || vals.len() > 3 {
-            return plan_err!("{USAGE}: takes 2 or 3 arguments, got {}", vals.len());
+impl Arm {
+    fn new(
+        r: &Recipe,
+        label: Option<String>,
+        opts: &crate::corpus::CorpusOptions,
+        budget: usize,
+        usage: &str,
+    ) -> Result<Self> {
+        if let Err(e) = r.check() {
+            return plan_err!("{usage}: {e}");
         }
-        let source = source_arg(&vals, USAGE)?;
-        let Some(question) =
-            str_arg(&vals, 1, USAGE, "the question")?.filter(|q| !q.trim().is_empty())
-        else {
-            return plan_err!("{USAGE}: the question is missing");
-        };
-        let mut allowed = CORPUS_OPTIONS.to_vec();
-        allowed.extend([
-            "reader",
-            "segment",
-            "max_tokens",
-            "overlap_tokens",
-            "top_k",
-            "model",
-            "max_output",
-            "max_hops",
-            "members",
-        ]);
-        let raw = parse_options(
-            &str_arg(&vals, 2, USAGE, "options")?.unwrap_or_default(),
-            USAGE,
-            &allowed,
-        )?;
-        let opts = corpus_options(&raw, USAGE)?;
-        let reader_name = raw.get("reader").map_or("stuff", String::as_str);
-        let Some(info) = read::reader(reader_name) else {
-            return plan_err!(
-                "{USAGE}: no reader '{reader_name}'; readers: {}",
-                read::READERS
-                    .iter()
-                    .map(|r| r.name)
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            );
-        };
-        let members: Vec<String> = match raw.get("members") {
-            None => Settings::new(0).members,
-            Some(m) => m
-                .split('+')
-                .map(|x| x.trim().to_string())
-                .filter(|x| !x.is_empty())
-                .collect(),
-        };
-        if let Some(bad) = members
-            .iter()
-            .find(|m| *m == "ensemble" || read::reader(m).is_none())
-        {
-            return plan_err!(
-                "{USAGE}: members= names readers joined by '+' (e.g. stuff+map_reduce+retrieve); '{bad}' is not a reader an ensemble can ask"
-            );
-        }
-        let num = |k: &str, default: usize| -> Result<usize> {
-            match raw.get(k) {
-                None => Ok(default),
-                Some(v) => v
-                    .parse()
-                    .or_else(|_| plan_err!("{USAGE}: {k} must be a whole number, got '{v}'")),
-            }
-        };
-        let method_name = raw.get("segment").map_or("paragraph", String::as_str);
-        let method = super::chunks::method_arg(method_name, USAGE)?;
-        let mut spec = SegmentSpec::new(method, num("max_tokens", 800)?);
-        spec.overlap_tokens = num("overlap_tokens", 0)?;
+        let method = super::chunks::method_arg(&r.segment, usage)?;
+        let mut spec = SegmentSpec::new(method, r.max_tokens);
+        spec.overlap_tokens = r.overlap_tokens;
         spec.tokenizer = opts.ingest.tokenizer;
         if let Err(e) = spec.validate() {
-            return plan_err!("{USAGE}: {e}");
+            return plan_err!("{usage}: {e}");
         }
+        let info = read::reader(&r.reader).expect("checked");
+        Ok(Self {
+            recipe: label,
+            reader: info.name,
+            signature: info.signature,
+            spec,
+            settings: Settings {
+                top_k: r.top_k,
+                max_hops: r.max_hops,
+                members: r.members.clone(),
+                ..Settings::new(budget)
+            },
+            remove_numbers: r.remove_numbers,
+            changed: r.changed(),
+        })
+    }
+}
+
+impl TableFunctionImpl for AskFn {
+    fn call_with_args(&self, args: TableFunctionArgs) -> Result<Arc<dyn TableProvider>> {
+        let usage = match self.kind {
+            Kind::Compare => COMPARE_USAGE,
+            _ => USAGE,
+        };
+        let vals = literal_args(&args)?;
+        let least = if self.kind == Kind::Compare { 3 } else { 2 };
+        if vals.len() < least || vals.len() > 4 {
+            return plan_err!("{usage}: takes {least} to 4 arguments, got {}", vals.len());
+        }
+        let source = source_arg(&vals, usage)?;
+        let Some(question) =
+            str_arg(&vals, 1, usage, "the question")?.filter(|q| !q.trim().is_empty())
+        else {
+            return plan_err!("{usage}: the question is missing");
+        };
+        let third = str_arg(&vals, 2, usage, "the recipe")?.unwrap_or_default();
+        // ask(src, q, 'reader=...') keeps its options in the third place.
+        let (named, options) =
+            if self.kind != Kind::Compare && vals.len() == 3 && third.contains('=') {
+                (String::new(), third)
+            } else {
+                (
+                    third,
+                    str_arg(&vals, 3, usage, "options")?.unwrap_or_default(),
+                )
+            };
+        let mut allowed = CORPUS_OPTIONS.to_vec();
+        allowed.extend(recipes::SETTINGS);
+        allowed.extend(["model", "max_output", "recipes"]);
+        let raw = parse_options(&options, usage, &allowed)?;
+        let opts = corpus_options(&raw, usage)?;
         let Some(rt) = args.session().config().get_extension::<Runtime>() else {
-            return plan_err!("{USAGE}: needs a quarry session with a model layer");
+            return plan_err!("{usage}: needs a quarry session with a model layer");
         };
         let model = raw
             .get("model")
@@ -230,7 +271,7 @@ impl TableFunctionImpl for AskFn {
             match raw.get("max_output") {
                 None => None,
                 Some(v) => Some(v.parse().or_else(|_| {
-                    plan_err!("{USAGE}: max_output must be a whole number, got '{v}'")
+                    plan_err!("{usage}: max_output must be a whole number, got '{v}'")
                 })?),
             };
         let max_output = rt.resolve_max_output(&model, asked_out);
@@ -240,16 +281,105 @@ impl TableFunctionImpl for AskFn {
             .saturating_sub(max_output as usize)
             .saturating_sub(600)
             .max(1);
+        let book = match recipes::load(raw.get("recipes").map(String::as_str)) {
+            Ok(b) => b,
+            Err(e) => return plan_err!("{usage}: {e}"),
+        };
+        let find = |name: &str| -> Result<Recipe> {
+            match book.iter().find(|r| r.name == name) {
+                Some(r) => {
+                    let mut r = r.clone();
+                    for k in recipes::SETTINGS {
+                        if let Some(v) = raw.get(k) {
+                            if let Err(e) = r.set(k, v) {
+                                return plan_err!("{usage}: {e}");
+                            }
+                        }
+                    }
+                    Ok(r)
+                }
+                None => plan_err!(
+                    "{usage}: no recipe '{name}'; recipes: {}{}",
+                    book.iter()
+                        .map(|r| r.name.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                    if self.kind == Kind::Compare {
+                        ""
+                    } else {
+                        ", auto (or options alone: 'reader=..., segment=...')"
+                    }
+                ),
+            }
+        };
+        let named: Vec<String> = named
+            .split(',')
+            .map(|n| n.trim().to_ascii_lowercase())
+            .filter(|n| !n.is_empty())
+            .collect();
+        let mut auto = None;
+        let arms: Vec<Arm> = if self.kind == Kind::Compare {
+            if named.is_empty() {
+                return plan_err!(
+                    "{usage}: name the recipes to compare, e.g. 'fast,needle,thorough'"
+                );
+            }
+            let mut arms = Vec::new();
+            for (i, n) in named.iter().enumerate() {
+                if n == "auto" {
+                    return plan_err!("{usage}: auto picks a recipe per document, so it cannot be compared; name fixed recipes");
+                }
+                if named[..i].contains(n) {
+                    return plan_err!("{usage}: recipe '{n}' is named twice");
+                }
+                arms.push(Arm::new(&find(n)?, Some(n.clone()), &opts, budget, usage)?);
+            }
+            arms
+        } else {
+            match named.as_slice() {
+                [] => {
+                    let mut r = Recipe::default();
+                    for k in recipes::SETTINGS {
+                        if let Some(v) = raw.get(k) {
+                            if let Err(e) = r.set(k, v) {
+                                return plan_err!("{usage}: {e}");
+                            }
+                        }
+                    }
+                    r.name = "(options)".into();
+                    vec![Arm::new(&r, None, &opts, budget, usage)?]
+                }
+                [n] if n == "auto" => {
+                    if !source.is_single() {
+                        return plan_err!(
+                            "{usage}: auto picks a recipe for one document; a folder, prefix or glob needs one fixed recipe (recipes() lists them)"
+                        );
+                    }
+                    auto = Some(recipes::AUTO_TOKENS.min(budget));
+                    vec![
+                        Arm::new(&find("fast")?, Some("auto:fast".into()), &opts, budget, usage)?,
+                        Arm::new(
+                            &find("thorough")?,
+                            Some("auto:thorough".into()),
+                            &opts,
+                            budget,
+                            usage,
+                        )?,
+                    ]
+                }
+                [n] => vec![Arm::new(&find(n)?, Some(n.clone()), &opts, budget, usage)?],
+                _ => {
+                    return plan_err!(
+                        "{usage}: ask reads with one recipe; compare(src, question, '{}') reads with several",
+                        named.join(",")
+                    )
+                }
+            }
+        };
         let plan = Plan {
             question,
-            reader: info.name,
-            spec,
-            settings: Settings {
-                top_k: num("top_k", 4)?.max(1),
-                max_hops: num("max_hops", 3)?.max(1),
-                members,
-                ..Settings::new(budget)
-            },
+            arms,
+            auto,
             temperature: rt.config().model.temperature,
             model,
             max_output,
@@ -257,6 +387,7 @@ impl TableFunctionImpl for AskFn {
         let schema = match self.kind {
             Kind::Answers => answers_schema(),
             Kind::Evidence => evidence_schema(),
+            Kind::Compare => compare_schema(),
         };
         let part = AskPartition {
             kind: self.kind,
@@ -287,7 +418,7 @@ struct AskPartition {
 impl std::fmt::Debug for AskPartition {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("AskPartition")
-            .field("reader", &self.plan.reader)
+            .field("arms", &self.plan.arms.len())
             .finish()
     }
 }
@@ -296,6 +427,7 @@ impl std::fmt::Debug for AskPartition {
 struct DocAsk {
     rt: Arc<Runtime>,
     plan: Arc<Plan>,
+    reader: &'static str,
     document_id: Option<String>,
     spent: Mutex<(i64, i64, Option<f64>)>,
 }
@@ -323,7 +455,7 @@ impl Ask for DocAsk {
         let ctx = CallContext {
             document_id: self.document_id.clone(),
             stage: "ask".into(),
-            label: Some(format!("{}: {label}", self.plan.reader)),
+            label: Some(format!("{}: {label}", self.reader)),
             endpoint: None,
             resume: false,
         };
@@ -344,9 +476,34 @@ impl Ask for DocAsk {
     }
 }
 
-/// One document read: its answer row and its evidence rows.
+/// One document read by each arm the run uses: for each, its answer row
+/// and its evidence rows.
 async fn answer_document(
     doc: Document,
+    plan: Arc<Plan>,
+    rt: Arc<Runtime>,
+    kind: Kind,
+) -> Vec<(AnswerRow, Vec<EvidenceRow>)> {
+    let arms: Vec<&Arm> = match (kind, plan.auto) {
+        (Kind::Compare, _) => plan.arms.iter().collect(),
+        (_, Some(limit)) => {
+            let tokens = plan.arms[0].spec.tokenizer.count(&doc.text);
+            vec![&plan.arms[usize::from(tokens > limit)]]
+        }
+        _ => vec![&plan.arms[0]],
+    };
+    let doc = &doc;
+    futures::future::join_all(
+        arms.into_iter()
+            .map(|arm| read_with(doc, arm, plan.clone(), rt.clone())),
+    )
+    .await
+}
+
+/// One document read with one arm.
+async fn read_with(
+    doc: &Document,
+    arm: &Arm,
     plan: Arc<Plan>,
     rt: Arc<Runtime>,
 ) -> (AnswerRow, Vec<EvidenceRow>) {
@@ -357,7 +514,10 @@ async fn answer_document(
         document_id: doc.document_id.clone(),
         source: doc.entry.source.clone(),
         question: plan.question.clone(),
-        reader: plan.reader.to_string(),
+        recipe: arm.recipe.clone(),
+        reader: arm.reader.to_string(),
+        signature: arm.signature.to_string(),
+        settings: arm.changed.clone(),
         segmentation: None,
         answer: None,
         partial: true,
@@ -384,7 +544,7 @@ async fn answer_document(
             text: &doc.text,
             blocks: &doc.blocks,
         },
-        &plan.spec,
+        &arm.spec,
     );
     row.segmentation = Some(seg.method.clone());
     if seg.method.contains("->") {
@@ -394,22 +554,30 @@ async fn answer_document(
         .chunks
         .iter()
         .enumerate()
-        .map(|(i, c)| Passage {
-            chunk_id: i as i64,
-            text: doc.text[c.start..c.end].to_string(),
-            tokens: c.tokens,
-            page: c.page_start,
-            section: c.section.clone(),
+        .map(|(i, c)| {
+            let text = &doc.text[c.start..c.end];
+            Passage {
+                chunk_id: i as i64,
+                text: if arm.remove_numbers {
+                    text.chars().filter(|c| !c.is_ascii_digit()).collect()
+                } else {
+                    text.to_string()
+                },
+                tokens: c.tokens,
+                page: c.page_start,
+                section: c.section.clone(),
+            }
         })
         .collect();
     row.chunks = passages.len() as i64;
     let ask = DocAsk {
         rt: rt.clone(),
         plan: plan.clone(),
+        reader: arm.reader,
         document_id: doc.document_id.clone(),
         spent: Mutex::new((0, 0, Some(0.0))),
     };
-    let a = read::read(plan.reader, &plan.question, &passages, &plan.settings, &ask).await;
+    let a = read::read(arm.reader, &plan.question, &passages, &arm.settings, &ask).await;
     let (ti, to, usd) = *ask.spent.lock().expect("spent");
     row.answer = a.answer;
     row.not_found = a.not_found;
@@ -428,6 +596,7 @@ async fn answer_document(
             run_id: run_id.clone(),
             document_id: doc.document_id.clone(),
             source: doc.entry.source.clone(),
+            recipe: arm.recipe.clone(),
             e,
         })
         .collect();
@@ -461,7 +630,9 @@ impl PartitionStream for AskPartition {
                 let (plan, rt) = (plan.clone(), rt.clone());
                 async move {
                     let d = d.map_err(datafusion::error::DataFusionError::from)?;
-                    Ok::<_, datafusion::error::DataFusionError>(answer_document(d, plan, rt).await)
+                    Ok::<_, datafusion::error::DataFusionError>(
+                        answer_document(d, plan, rt, kind).await,
+                    )
                 }
             })
             .buffered(DOCUMENTS_AT_ONCE)
@@ -470,13 +641,20 @@ impl PartitionStream for AskPartition {
                 move |r| {
                     let (rt, schema) = (rt.clone(), schema.clone());
                     async move {
-                        let (row, ev) = r?;
+                        let read = r?;
                         if let Err(e) = rt.flush().await {
                             eprintln!("warning: writing the trace: {e}");
                         }
                         match kind {
-                            Kind::Answers => super::serde_batch(&schema, &[row]),
-                            Kind::Evidence => super::serde_batch(&schema, &ev),
+                            Kind::Answers | Kind::Compare => {
+                                let rows: Vec<&AnswerRow> = read.iter().map(|(r, _)| r).collect();
+                                super::serde_batch(&schema, &rows)
+                            }
+                            Kind::Evidence => {
+                                let ev: Vec<&EvidenceRow> =
+                                    read.iter().flat_map(|(_, e)| e).collect();
+                                super::serde_batch(&schema, &ev)
+                            }
                         }
                     }
                 }
@@ -503,6 +681,50 @@ impl TableFunctionImpl for ReadersFn {
             ("signature", col(|r| r.signature)),
             ("cost_calls", col(|r| r.cost)),
             ("method", col(|r| r.method)),
+        ])?;
+        Ok(Arc::new(datafusion::datasource::MemTable::try_new(
+            b.schema(),
+            vec![vec![b]],
+        )?))
+    }
+}
+
+/// `recipes([file])`: the built-in recipes, then a recipe file's: name,
+/// segmenter, reader, signature, the settings each changes from the
+/// defaults, when to use it, where it comes from.
+#[derive(Debug)]
+pub struct RecipesFn;
+
+impl TableFunctionImpl for RecipesFn {
+    fn call_with_args(&self, args: TableFunctionArgs) -> Result<Arc<dyn TableProvider>> {
+        const U: &str = "recipes(['FILE.toml'])";
+        let vals = literal_args(&args)?;
+        if vals.len() > 1 {
+            return plan_err!("{U}: takes no argument or a recipe file");
+        }
+        let file = str_arg(&vals, 0, U, "the recipe file")?;
+        let book = match recipes::load(file.as_deref()) {
+            Ok(b) => b,
+            Err(e) => return plan_err!("{U}: {e}"),
+        };
+        let col = |f: &dyn Fn(&Recipe) -> String| -> ArrayRef {
+            Arc::new(StringArray::from_iter_values(book.iter().map(f)))
+        };
+        let b = RecordBatch::try_from_iter(vec![
+            ("name", col(&|r| r.name.clone())),
+            ("segment", col(&|r| r.segment.clone())),
+            ("reader", col(&|r| r.reader.clone())),
+            (
+                "signature",
+                col(&|r| {
+                    read::reader(&r.reader)
+                        .map_or("", |i| i.signature)
+                        .to_string()
+                }),
+            ),
+            ("settings", col(&|r| r.changed())),
+            ("use", col(&|r| r.use_for.clone())),
+            ("origin", col(&|r| r.origin.clone())),
         ])?;
         Ok(Arc::new(datafusion::datasource::MemTable::try_new(
             b.schema(),

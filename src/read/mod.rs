@@ -14,6 +14,8 @@
 //! does not hold the answer; [`is_not_found`] recognises it however the
 //! model decorates it.
 
+pub mod recipes;
+
 use std::collections::BTreeSet;
 use std::sync::LazyLock;
 

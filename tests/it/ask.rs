@@ -302,3 +302,126 @@ async fn hierarchical_summarises_by_section_and_answers_from_the_sections() {
     .await;
     assert!(sections.contains("| 1 | 1    |"), "{sections}");
 }
+
+/// `compare` over the bundled corpus: one ingestion, one row per document
+/// and recipe, each with its segmenter, reader, signature and changed
+/// settings; a recipe read beside others gives the answers and chunks a
+/// run of it alone gives (in another session, with a cache of its own).
+/// `auto` picks for one document and is refused for a folder.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn compare_reads_one_ingestion_with_each_recipe_as_a_run_alone_would() {
+    let srv = TestServer::start(
+        vec![
+            reply("Reply with one JSON object: {\"score\"", r#"{"score": 5}"#),
+            reply("From this one passage only", "A partial answer."),
+            reply("Merge them into one answer", "Merged [chunk 0]."),
+            reply("[chunk 2]\n", "From the third passage [chunk 2]."),
+            reply("[chunk 1]\n", "From the second passage [chunk 1]."),
+            reply("[chunk 0]\n", "From the first passage [chunk 0]."),
+        ],
+        Duration::ZERO,
+    )
+    .await
+    .unwrap();
+    let corpus = crate::common::corpus();
+    let c = corpus.display();
+    let q = "How many participants were randomised?";
+    let one = tempfile::tempdir().unwrap();
+    let ctx = crate::common::scripted_session(&srv.base_url(), one.path(), "");
+    let t = table(
+        &ctx,
+        &format!("SELECT count(*) AS n, count(DISTINCT source) AS docs, count(DISTINCT recipe) AS recipes FROM compare('{c}', '{q}', 'fast,needle,thorough')"),
+    )
+    .await;
+    let docs = std::fs::read_dir(&corpus).unwrap().count();
+    assert!(
+        t.contains(&format!("| {} | {docs}    | 3       |", 3 * docs)),
+        "{t}"
+    );
+    let t = table(
+        &ctx,
+        &format!("SELECT DISTINCT c.recipe, c.segmentation, c.reader, c.signature = r.signature AS sig, c.settings FROM compare('{c}', '{q}', 'fast,needle,thorough') c JOIN readers() r ON r.name = c.reader WHERE c.source LIKE '%PMC4486927.txt' ORDER BY 1"),
+    )
+    .await;
+    let cells: Vec<String> = t
+        .lines()
+        .map(|l| l.split('|').map(str::trim).collect::<Vec<_>>().join("|"))
+        .collect();
+    for want in [
+        "|fast|paragraph|stuff|true|max_tokens=4000|",
+        "|needle|semantic|retrieve|true|max_tokens=500, overlap_tokens=50, top_k=8|",
+        "|thorough|paragraph|map_reduce|true|overlap_tokens=120|",
+    ] {
+        assert!(cells.iter().any(|l| l == want), "{want}\n{t}");
+    }
+    let rows = |b: Vec<datafusion::arrow::array::RecordBatch>| {
+        datafusion::arrow::util::pretty::pretty_format_batches(&b)
+            .unwrap()
+            .to_string()
+    };
+    let pick = "SELECT source, answer, array_to_string(chunks_used, ',') AS used, calls FROM";
+    quarry::session::begin_statement(&ctx);
+    let beside = rows(
+        crate::common::sql(
+            &ctx,
+            &format!("{pick} compare('{c}', '{q}', 'fast,needle,thorough') WHERE recipe = 'needle' ORDER BY source"),
+        )
+        .await
+        .unwrap(),
+    );
+    let two = tempfile::tempdir().unwrap();
+    let alone_ctx = crate::common::scripted_session(&srv.base_url(), two.path(), "");
+    let alone = rows(
+        crate::common::sql(
+            &alone_ctx,
+            &format!("{pick} ask('{c}', '{q}', 'needle') ORDER BY source"),
+        )
+        .await
+        .unwrap(),
+    );
+    assert_eq!(beside, alone);
+    assert!(beside.contains("From the"), "{beside}");
+    let t = table(
+        &ctx,
+        "SELECT count(*) AS n, count(DISTINCT reader) AS r, string_agg(name, ',') AS names FROM recipes()",
+    )
+    .await;
+    // legacy reads as thorough does; what differs is its cutting.
+    assert!(
+        t.contains("| 10 | 9 | fast,precise,needle,thorough,survey,narrative,scanned,research,consensus,legacy |"),
+        "{t}"
+    );
+    let t = table(
+        &ctx,
+        &format!("SELECT recipe FROM ask('{c}/PMC4486927.txt', '{q}', 'auto')"),
+    )
+    .await;
+    assert!(t.contains("| auto:fast |"), "{t}");
+    for (args, err) in [
+        (
+            "ask('{c}', '{q}', 'auto')",
+            "auto picks a recipe for one document",
+        ),
+        (
+            "compare('{c}', '{q}', 'fast,fast')",
+            "recipe 'fast' is named twice",
+        ),
+        (
+            "compare('{c}', '{q}', 'auto,fast')",
+            "it cannot be compared",
+        ),
+        (
+            "ask('{c}', '{q}', 'quick')",
+            "no recipe 'quick'; recipes: fast, precise, needle",
+        ),
+    ] {
+        let e = ctx
+            .sql(&format!(
+                "SELECT * FROM {}",
+                args.replace("{c}", &c.to_string()).replace("{q}", q)
+            ))
+            .await
+            .unwrap_err();
+        assert!(e.to_string().contains(err), "{args}: {e}");
+    }
+}
