@@ -34,28 +34,48 @@ pub async fn run_sql(
     Ok(())
 }
 
-const HELP: &str = "\\d            list tables and table functions
-\\d NAME       describe a table, or a table function's columns (e.g. \\d documents)
+const HELP: &str =
+    "\\d            list every table function and table, each with a line saying what it gives
+\\d NAME       how to call a table function and its columns, or a table's columns (e.g. \\d ask)
 \\f FORMAT     switch output: table, csv or json
 \\q            quit (or Ctrl-D)
 Statements end with ';' and may span lines.";
 
-/// A backslash command's SQL, or `None` when it is not one we know.
-fn command_sql(cmd: &str) -> Option<String> {
+/// A backslash command's SQL statements, or `None` when it is not one we
+/// know. `\d` lists every table function (from `catalog()`) and every table
+/// the session has, each with its line; `\d NAME` gives a table
+/// function's call and line, then its columns when it plans without files,
+/// or a table's columns.
+fn command_sql(cmd: &str) -> Option<Vec<String>> {
     let mut parts = cmd.split_whitespace();
     match (parts.next()?, parts.next()) {
-        ("\\d", None) => Some(
-            "SELECT table_name AS name, table_type AS kind FROM information_schema.tables \
-             WHERE table_schema = 'public' UNION ALL \
-             SELECT DISTINCT routine_name, 'function' FROM information_schema.routines \
-             WHERE routine_name IN ('documents','inventory','blocks','chunks') ORDER BY 2, 1"
+        ("\\d", None) => Some(vec![
+            "SELECT * FROM (SELECT name, kind, description FROM catalog() WHERE kind = 'table function' \
+             UNION ALL \
+             SELECT t.table_name, 'table', coalesce(c.description, '') FROM information_schema.tables t \
+             LEFT JOIN (SELECT * FROM catalog() WHERE kind = 'table') c ON c.name = t.table_name \
+             WHERE t.table_schema = 'public') ORDER BY kind DESC, name"
                 .into(),
-        ),
-        ("\\d", Some(name)) => Some(match name {
-            "documents" | "inventory" | "blocks" => format!("DESCRIBE SELECT * FROM {name}('.')"),
-            "chunks" => "DESCRIBE SELECT * FROM chunks('.', 'sentence', 100)".into(),
-            other => format!("DESCRIBE {other}"),
-        }),
+        ]),
+        ("\\d", Some(name)) => {
+            let name = name.trim_end_matches(';');
+            let table = format!("DESCRIBE {name}");
+            Some(match crate::functions::catalog::ENTRIES
+                .iter()
+                .find(|e| e.name == name && e.kind == "table function")
+            {
+                Some(e) => {
+                    let mut v = vec![format!(
+                        "SELECT call, description FROM catalog() WHERE name = '{name}' AND kind = 'table function'"
+                    )];
+                    if let Some(x) = e.example {
+                        v.push(format!("DESCRIBE SELECT * FROM {x}"));
+                    }
+                    v
+                }
+                None => vec![table],
+            })
+        }
         _ => None,
     }
 }
@@ -94,8 +114,12 @@ pub async fn repl(ctx: &SessionContext, mut format: Format) -> anyhow::Result<()
                             _ => eprintln!("usage: \\f table|csv|json"),
                         },
                         t => match command_sql(t) {
-                            Some(sql) => {
-                                report(run_sql(ctx, &sql, format, &mut std::io::stdout()).await)
+                            Some(stmts) => {
+                                for sql in stmts {
+                                    report(
+                                        run_sql(ctx, &sql, format, &mut std::io::stdout()).await,
+                                    );
+                                }
                             }
                             None => eprintln!("unknown command {t}; \\? lists the commands"),
                         },

@@ -4,6 +4,7 @@
 pub mod ask;
 pub mod blocks;
 pub mod calibrate;
+pub mod catalog;
 pub mod chunks;
 pub mod claims;
 pub mod cohort;

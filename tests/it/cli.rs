@@ -138,12 +138,35 @@ fn interactive_shell_takes_multi_line_statements_and_commands() {
         .stdin
         .take()
         .unwrap()
-        .write_all(b"SELECT 40\n + 2 AS answer;\n\\d chunks\n\\q\n")
+        .write_all(b"SELECT 40\n + 2 AS answer;\n\\d chunks\n\\d\n\\d ask\n\\q\n")
         .unwrap();
     let out = child.wait_with_output().unwrap();
     let s = String::from_utf8(out.stdout).unwrap();
     assert!(s.contains("answer\n42\n"), "{s}");
     assert!(s.contains("char_start,Int64"), "describe chunks: {s}");
+    // \d lists every table function with its line, and the tables.
+    for name in [
+        "screen",
+        "extract",
+        "cohort_tables",
+        "ask",
+        "compare",
+        "recipes",
+        "synthesise",
+    ] {
+        assert!(
+            s.lines()
+                .any(|l| l.starts_with(&format!("{name},table function,"))),
+            "\\d lists {name}: {s}"
+        );
+    }
+    assert!(s.contains("calls,table,\"every model call"), "{s}");
+    // \d ask: how to call it, then its columns.
+    assert!(
+        s.contains("\"ask(src, question [, recipe [, options]])\""),
+        "{s}"
+    );
+    assert!(s.contains("chunks_used,List("), "{s}");
     assert!(home.path().join(".quarry_history").exists());
 }
 
@@ -197,4 +220,25 @@ fn the_quickstart_replays_the_recorded_run() {
             "{f}: {stdout}"
         );
     }
+}
+
+/// Every table function a session registers has its line in `catalog()`
+/// (so `\d` lists it), and the catalog names none that is not there.
+#[test]
+fn every_table_function_is_in_the_catalog() {
+    let dir = tempfile::tempdir().unwrap();
+    let ctx = quarry::model::test_server::session_in(dir.path(), "").unwrap();
+    let registered: std::collections::BTreeSet<String> =
+        ctx.state().table_functions().keys().cloned().collect();
+    let listed: std::collections::BTreeSet<String> = quarry::functions::catalog::ENTRIES
+        .iter()
+        .filter(|e| e.kind == "table function")
+        .map(|e| e.name.to_string())
+        .collect();
+    let missing: Vec<_> = registered.difference(&listed).collect();
+    let extra: Vec<_> = listed.difference(&registered).collect();
+    assert!(
+        missing.is_empty() && extra.is_empty(),
+        "not in the catalog: {missing:?}; not registered: {extra:?}"
+    );
 }
