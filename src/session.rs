@@ -136,6 +136,13 @@ pub fn session(settings: &Settings) -> Result<SessionContext> {
         let f = AsyncScalarUDF::new(Arc::new(Llm::new(runtime.clone(), json, detail)));
         ctx.register_udf(f.into_scalar_udf());
     }
+    ctx.register_udf(
+        AsyncScalarUDF::new(Arc::new(crate::functions::embed::Embed::new(
+            runtime.clone(),
+        )))
+        .into_scalar_udf(),
+    );
+    ctx.register_udtf("embedders", Arc::new(crate::functions::embed::EmbeddersFn));
     ctx.register_udtf(
         "cache_stats",
         Arc::new(CacheStatsFn {

@@ -33,12 +33,13 @@ use super::{
 use crate::ingest::{Document, Status};
 use crate::model::runtime::CallContext;
 use crate::model::{Message, Request, Runtime};
+use crate::read::embed::Embedder;
 use crate::read::recipes::{self, Recipe};
 use crate::read::{self, Ask, Passage, Reply, Settings};
 use crate::segment::{segment, SegDoc, SegmentSpec};
 use crate::source::Source;
 
-const USAGE: &str = "ask(src, question [, recipe [, 'reader=stuff|map_reduce|refine|skim|retrieve|rerank|hierarchical|iterative|ensemble|preview, segment=paragraph, max_tokens=800, overlap_tokens=0, top_k=4, max_hops=3, members=stuff+map_reduce+retrieve, recipes=FILE.toml, model=..., max_output=...']])";
+const USAGE: &str = "ask(src, question [, recipe [, 'reader=stuff|map_reduce|refine|skim|retrieve|rerank|hierarchical|iterative|ensemble|preview, segment=paragraph, max_tokens=800, overlap_tokens=0, top_k=4, max_hops=3, members=stuff+map_reduce+retrieve, embedder=lexical|api, embed_model=..., embed_query_model=..., embed_endpoint=..., recipes=FILE.toml, model=..., max_output=...']])";
 
 const COMPARE_USAGE: &str =
     "compare(src, question, 'recipe,recipe,...' [, 'recipes=FILE.toml, model=..., top_k=...'])";
@@ -186,6 +187,8 @@ struct Plan {
     /// `auto`: the first arm when the document has at most this many
     /// tokens, else the second.
     auto: Option<usize>,
+    /// What retrieve, iterative and rerank's fallback rank with.
+    embedder: Embedder,
     model: String,
     max_output: u32,
     temperature: Option<f64>,
@@ -258,6 +261,7 @@ impl TableFunctionImpl for AskFn {
         let mut allowed = CORPUS_OPTIONS.to_vec();
         allowed.extend(recipes::SETTINGS);
         allowed.extend(["model", "max_output", "recipes"]);
+        allowed.extend(read::embed::OPTIONS);
         let raw = parse_options(&options, usage, &allowed)?;
         let opts = corpus_options(&raw, usage)?;
         let Some(rt) = args.session().config().get_extension::<Runtime>() else {
@@ -281,6 +285,10 @@ impl TableFunctionImpl for AskFn {
             .saturating_sub(max_output as usize)
             .saturating_sub(600)
             .max(1);
+        let embedder = match Embedder::from_options(&raw) {
+            Ok(e) => e,
+            Err(e) => return plan_err!("{usage}: {e}"),
+        };
         let book = match recipes::load(raw.get("recipes").map(String::as_str)) {
             Ok(b) => b,
             Err(e) => return plan_err!("{usage}: {e}"),
@@ -380,6 +388,7 @@ impl TableFunctionImpl for AskFn {
             question,
             arms,
             auto,
+            embedder,
             temperature: rt.config().model.temperature,
             model,
             max_output,
@@ -473,6 +482,10 @@ impl Ask for DocAsk {
             error: out.error.as_ref().map(ToString::to_string),
             text: if out.error.is_none() { out.text } else { None },
         }
+    }
+
+    async fn embed(&self, texts: &[String], query: bool) -> Result<Vec<Vec<f32>>, String> {
+        self.plan.embedder.embed(&self.rt, texts, query).await
     }
 }
 

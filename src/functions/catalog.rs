@@ -60,6 +60,7 @@ pub const ENTRIES: &[Entry] = &[
     f("compare", "compare(src, question, 'fast,needle,thorough' [, options])", "one answer per document and recipe, from one ingestion: segmenter, reader, signature, settings", Some("compare('.', 'q', 'fast')")),
     f("readers", "readers()", "the readers: name, traversal signature, cost in requests, method", Some("readers()")),
     f("recipes", "recipes(['FILE.toml'])", "the recipes (built-in, then a file's): segmenter, reader, the settings changed, when to use it", Some("recipes()")),
+    f("embedders", "embedders()", "the embedders: name, whether deterministic (a replay reproduces its ranking), what it is", Some("embedders()")),
     f("screen", "screen(src, protocol [, 'records, files=...'])", "a screening decision per document or record, with the reason and its quote", None),
     f("extract", "extract(src, protocol [, 'included' | 'records, files=..., included'])", "the protocol's fields per document, each value with a verified quote", None),
     f("evidence", "evidence(src, protocol [, ...])", "every value extract gave, with its quote, where it sits and whether it verified", None),

@@ -9,6 +9,7 @@ pub mod chunks;
 pub mod claims;
 pub mod cohort;
 pub mod documents;
+pub mod embed;
 pub mod extract;
 pub mod flow;
 pub mod inventory;

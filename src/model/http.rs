@@ -277,6 +277,85 @@ impl ModelClient for OpenAiClient {
         }
         parse_reply(req.api, &body)
     }
+
+    async fn embed(&self, model: &str, inputs: &[String]) -> Result<Vec<Vec<f32>>, ModelError> {
+        let tokens: u64 = inputs.iter().map(|t| t.len() as u64 / 4 + 1).sum();
+        let _permit = self.limiter.acquire(tokens).await;
+        let endpoint = self.endpoint();
+        let timeout = self.cfg.timeout();
+        let resp = self
+            .http
+            .post(format!("{endpoint}/embeddings"))
+            .headers(self.headers.clone())
+            .json(&json!({"model": model, "input": inputs}))
+            .timeout(timeout)
+            .send()
+            .await
+            .map_err(|e| ModelError::Transport(format!("{endpoint}: {}", error_chain(&e))))?;
+        let status = resp.status();
+        let headers = resp.headers().clone();
+        let body = resp
+            .text()
+            .await
+            .map_err(|e| ModelError::Transport(format!("{endpoint}: {}", error_chain(&e))))?;
+        if status.as_u16() == 429 {
+            return Err(ModelError::RateLimited {
+                endpoint,
+                retry_after: retry_after(&headers),
+            });
+        }
+        if !status.is_success() {
+            return Err(ModelError::Status {
+                status: status.as_u16(),
+                endpoint,
+                body: snippet(&body),
+                retry_after: retry_after(&headers),
+            });
+        }
+        parse_embeddings(&body, inputs.len())
+    }
+}
+
+/// The vectors of an `/embeddings` reply (`data[i].embedding`, put in
+/// `index` order), checked: one per input, all of one length.
+pub fn parse_embeddings(body: &str, n: usize) -> Result<Vec<Vec<f32>>, ModelError> {
+    let v: Value = serde_json::from_str(body)
+        .map_err(|e| ModelError::Malformed(format!("the embeddings reply is not JSON: {e}")))?;
+    let Some(data) = v.get("data").and_then(Value::as_array) else {
+        return Err(ModelError::Malformed(
+            "the embeddings reply has no data list".into(),
+        ));
+    };
+    let mut out: Vec<(u64, Vec<f32>)> = Vec::with_capacity(data.len());
+    for (i, d) in data.iter().enumerate() {
+        let idx = d.get("index").and_then(Value::as_u64).unwrap_or(i as u64);
+        let Some(e) = d.get("embedding").and_then(Value::as_array) else {
+            return Err(ModelError::Malformed(format!(
+                "data[{i}] of the embeddings reply has no embedding list"
+            )));
+        };
+        let vec: Option<Vec<f32>> = e.iter().map(|x| x.as_f64().map(|f| f as f32)).collect();
+        let Some(vec) = vec else {
+            return Err(ModelError::Malformed(format!(
+                "data[{i}].embedding holds something that is not a number"
+            )));
+        };
+        out.push((idx, vec));
+    }
+    out.sort_by_key(|(i, _)| *i);
+    if out.len() != n {
+        return Err(ModelError::Malformed(format!(
+            "the embeddings reply holds {} vectors for {n} inputs",
+            out.len()
+        )));
+    }
+    let dims = out.first().map_or(0, |(_, v)| v.len());
+    if dims == 0 || out.iter().any(|(_, v)| v.len() != dims) {
+        return Err(ModelError::Malformed(
+            "the embeddings reply's vectors are empty or of different lengths".into(),
+        ));
+    }
+    Ok(out.into_iter().map(|(_, v)| v).collect())
 }
 
 fn error_chain(e: &dyn std::error::Error) -> String {

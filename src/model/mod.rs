@@ -261,4 +261,13 @@ pub trait ModelClient: Send + Sync + std::fmt::Debug {
 
     /// Sends one request.
     async fn complete(&self, req: &Request) -> Result<Reply, ModelError>;
+
+    /// The vectors of `inputs` from the endpoint's `/embeddings`, in order.
+    async fn embed(&self, model: &str, inputs: &[String]) -> Result<Vec<Vec<f32>>, ModelError> {
+        let _ = (model, inputs);
+        Err(ModelError::Transport(format!(
+            "{} has no embeddings endpoint",
+            self.endpoint()
+        )))
+    }
 }

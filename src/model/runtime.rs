@@ -88,6 +88,8 @@ pub struct Runtime {
     secrets: Vec<String>,
     replay_strict: bool,
     warned: Mutex<HashSet<String>>,
+    /// Vectors already fetched this session, by cache key.
+    embed_memo: Mutex<HashMap<String, Vec<f32>>>,
     memo: Mutex<HashMap<String, Memo>>,
     progress: Option<Mutex<Progress>>,
     store: Option<Store>,
@@ -227,6 +229,7 @@ impl Runtime {
             replay_strict: opts.replay_strict,
             warned: Mutex::new(HashSet::new()),
             memo: Mutex::new(HashMap::new()),
+            embed_memo: Mutex::new(HashMap::new()),
             progress: opts.progress.then(Default::default),
             store: store_for_journal,
             journal: crate::store::packs::Packs::new(FAILURES_DIR, "txt"),
@@ -285,6 +288,83 @@ impl Runtime {
             return Ok(());
         }
         e.cfg.check_credentials()
+    }
+
+    /// Vectors for `texts` from `model` at `endpoint`'s `/embeddings`, in
+    /// order: cached like replies (by endpoint, model and text), the misses
+    /// sent 64 at a time, a batch retried on a blip as a call is. An error
+    /// says why there are none: a replay or a mock has no endpoint to ask
+    /// (the vectors of an API embedder are not recorded: they are not
+    /// deterministic), or the requests failed.
+    pub async fn embed(
+        &self,
+        endpoint: Option<&str>,
+        model: &str,
+        texts: &[String],
+    ) -> std::result::Result<Vec<Vec<f32>>, String> {
+        let e = self.endpoint(endpoint).map_err(|e| e.to_string())?;
+        if !e.client.is_live() {
+            return Err(format!(
+                "{} is not a live endpoint (a replay or a mock): an API embedder's vectors are not recorded, since they are not deterministic",
+                e.client.endpoint()
+            ));
+        }
+        let base = e.client.endpoint();
+        let key = |t: &str| {
+            hex::encode(<sha2::Sha256 as sha2::Digest>::digest(
+                format!("embeddings\0{base}\0{model}\0{t}").as_bytes(),
+            ))
+        };
+        let keys: Vec<String> = texts.iter().map(|t| key(t)).collect();
+        let mut out: Vec<Option<Vec<f32>>> = {
+            let memo = self.embed_memo.lock().expect("embed memo");
+            keys.iter().map(|k| memo.get(k).cloned()).collect()
+        };
+        if let Some(cache) = &self.cache {
+            for (i, k) in keys.iter().enumerate() {
+                if out[i].is_none() {
+                    if let Some(r) = cache.get(k).await {
+                        out[i] = serde_json::from_str(&r.text).ok();
+                    }
+                }
+            }
+        }
+        let missing: Vec<usize> = (0..texts.len()).filter(|i| out[*i].is_none()).collect();
+        let backoff = Duration::from_millis(e.cfg.backoff_initial_ms.max(1));
+        for batch in missing.chunks(64) {
+            let inputs: Vec<String> = batch.iter().map(|i| texts[*i].clone()).collect();
+            let mut attempt = 0;
+            let vecs = loop {
+                attempt += 1;
+                match e.client.embed(model, &inputs).await {
+                    Ok(v) => break v,
+                    Err(err) if err.retryable() && attempt < e.cfg.max_attempts => {
+                        tokio::time::sleep(backoff * 2u32.pow(attempt - 1)).await;
+                    }
+                    Err(err) => return Err(self.redact(err.to_string())),
+                }
+            };
+            for (i, v) in batch.iter().zip(vecs) {
+                if let Some(cache) = &self.cache {
+                    let reply = super::Reply {
+                        text: serde_json::to_string(&v).expect("a vector serialises"),
+                        tokens_in: None,
+                        tokens_out: None,
+                        finish_reason: None,
+                    };
+                    if let Err(err) = cache.put(&keys[*i], model, &reply).await {
+                        eprintln!("warning: caching an embedding: {err}");
+                    }
+                }
+                out[*i] = Some(v);
+            }
+        }
+        let out: Vec<Vec<f32>> = out.into_iter().map(|v| v.expect("filled")).collect();
+        let mut memo = self.embed_memo.lock().expect("embed memo");
+        for (k, v) in keys.into_iter().zip(&out) {
+            memo.insert(k, v.clone());
+        }
+        Ok(out)
     }
 
     /// The API shape an endpoint is configured for.

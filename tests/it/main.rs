@@ -10,6 +10,7 @@ mod cohen;
 mod cohort;
 mod common;
 mod corpus;
+mod embed;
 mod extract;
 mod llama;
 mod model;
