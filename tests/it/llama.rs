@@ -492,3 +492,83 @@ async fn a_write_up_with_the_real_model_checks_every_marker() {
     .await;
     assert!(kept.contains("| 2 |"), "{kept}");
 }
+
+/// `ask` over the bundled corpus with the real model: one row per file,
+/// each read document answered by its reader's declared requests (needle:
+/// one), its chunks the top_k it retrieved, its citations either chunks it
+/// was sent or noted, and partial exactly when something is noted.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ask_over_the_bundled_corpus_with_the_real_model() {
+    let port = port();
+    let dir = tempfile::tempdir().unwrap();
+    let ctx = quarry::model::test_server::session_in(
+        dir.path(),
+        &format!("[model]\nname = \"smollm2-135m-instruct\"\nmax_output = 80\ntemperature = 0\n[endpoints.default]\nbase_url = \"http://127.0.0.1:{port}/v1\"\nmax_in_flight = 1\ntimeout_seconds = 120\n"),
+    )
+    .unwrap();
+    let c = crate::common::corpus();
+    let b = sql(
+        &ctx,
+        &format!("SELECT source, answer, partial, notes, chunks_used, chunks, calls, recipe, reader FROM ask('{}', 'How many participants were randomised?', 'needle', 'top_k=2') ORDER BY source", c.display()),
+    )
+    .await
+    .expect("ask");
+    let b = datafusion::arrow::compute::concat_batches(&b[0].schema(), &b).unwrap();
+    let files = std::fs::read_dir(&c).unwrap().count();
+    assert_eq!(b.num_rows(), files, "one row per file");
+    let answer = b.column(1).as_string::<i32>();
+    let partial = b.column(2).as_boolean();
+    let notes = b.column(3).as_list::<i32>();
+    let used = b.column(4).as_list::<i32>();
+    let chunks = b
+        .column(5)
+        .as_primitive::<datafusion::arrow::datatypes::Int64Type>();
+    let calls = b
+        .column(6)
+        .as_primitive::<datafusion::arrow::datatypes::Int64Type>();
+    let marker = regex::Regex::new(r"(?i)\[\s*chunk\s+(\d+)\s*\]").unwrap();
+    let mut answered = 0;
+    for r in 0..b.num_rows() {
+        assert_eq!(b.column(7).as_string::<i32>().value(r), "needle");
+        assert_eq!(b.column(8).as_string::<i32>().value(r), "retrieve");
+        let n: Vec<String> = notes
+            .value(r)
+            .as_string::<i32>()
+            .iter()
+            .map(|x| x.unwrap_or_default().to_string())
+            .collect();
+        assert_eq!(
+            partial.value(r),
+            !n.is_empty() || answer.is_null(r),
+            "row {r}: {n:?}"
+        );
+        if chunks.value(r) == 0 {
+            assert!(
+                n.iter()
+                    .any(|x| x.starts_with("unread") || x.starts_with("duplicate")),
+                "{n:?}"
+            );
+            continue;
+        }
+        assert_eq!(calls.value(r), 1, "needle is one request");
+        let u: Vec<i64> = used
+            .value(r)
+            .as_primitive::<datafusion::arrow::datatypes::Int64Type>()
+            .values()
+            .to_vec();
+        assert!(!u.is_empty() && u.len() <= 2, "{u:?}");
+        assert!(u.iter().all(|x| *x >= 0 && *x < chunks.value(r)));
+        if answer.is_valid(r) {
+            answered += 1;
+            let unknown = marker
+                .captures_iter(answer.value(r))
+                .any(|m| !u.contains(&m[1].parse::<i64>().unwrap()));
+            assert_eq!(
+                unknown,
+                n.iter().any(|x| x.starts_with("cited_unknown")),
+                "{n:?}"
+            );
+        }
+    }
+    assert!(answered > 0, "the model answered nothing");
+}
