@@ -616,9 +616,18 @@ async fn read_with(
     (row, ev)
 }
 
-/// Documents read at once (their requests go through the endpoint's
-/// limiter, which bounds what is in flight).
-const DOCUMENTS_AT_ONCE: usize = 8;
+/// Documents read at once: at least 8, and four times the requests the
+/// endpoint takes in flight. A document's stage may send one request (a
+/// reduce), and rows leave in document order, so a finished document holds
+/// its place until those before it finish; with fewer the endpoint idles
+/// between stages. Its limiter, not the reading, bounds what is in flight.
+fn documents_at_once(rt: &Runtime) -> usize {
+    let c = rt.config();
+    c.endpoints
+        .get(&c.default_endpoint_name())
+        .map_or(8, |e| 4 * e.max_in_flight)
+        .clamp(8, 1024)
+}
 
 impl PartitionStream for AskPartition {
     fn schema(&self) -> &SchemaRef {
@@ -648,7 +657,7 @@ impl PartitionStream for AskPartition {
                     )
                 }
             })
-            .buffered(DOCUMENTS_AT_ONCE)
+            .buffered(documents_at_once(&self.rt))
             .then({
                 let rt = self.rt.clone();
                 move |r| {
