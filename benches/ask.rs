@@ -16,21 +16,10 @@ use std::time::{Duration, Instant};
 
 mod common;
 
-use common::env_num;
+use common::{env_num, proc_status};
 use datafusion::arrow::array::{AsArray, RecordBatch};
 use datafusion::arrow::datatypes::Int64Type;
 use quarry::model::test_server::TestServer;
-
-fn peak_rss_mib() -> f64 {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find(|l| l.starts_with("VmHWM:"))
-                .and_then(|l| l.split_whitespace().nth(1)?.parse::<f64>().ok())
-        })
-        .map_or(f64::NAN, |kb| kb / 1024.0)
-}
 
 fn main() {
     quarry::process::runtime()
@@ -108,7 +97,7 @@ async fn bench() {
         "{n:>6} {chunks:>7} {calls:>7} {partial:>8} {secs:>9.2} {limit:>9.2} {:>7.1}% {:>8} {:>13.1}",
         100.0 * limit / secs,
         srv.peak_in_flight(),
-        peak_rss_mib()
+        proc_status("VmHWM:")
     );
     println!(
         "limit = max(critical path {critical:.2} s = (map + reduce) x latency, {calls} requests x latency / {c} in flight = {throughput:.2} s)"

@@ -12,19 +12,8 @@ use std::time::{Duration, Instant};
 
 mod common;
 
-use common::env_num;
+use common::{env_num, proc_status};
 use quarry::model::test_server::TestServer;
-
-fn peak_rss_mib() -> f64 {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find(|l| l.starts_with("VmHWM:"))
-                .and_then(|l| l.split_whitespace().nth(1)?.parse::<f64>().ok())
-        })
-        .map_or(f64::NAN, |kb| kb / 1024.0)
-}
 
 /// On the runtime the `quarry` command uses.
 fn main() {
@@ -77,7 +66,7 @@ async fn bench() {
             "{c:>11} {n:>6} {secs:>9.2} {rps:>9.1} {limit:>9.1} {:>7.1}% {:>9} {:>13.1}",
             100.0 * rps / limit,
             srv.peak_in_flight(),
-            peak_rss_mib()
+            proc_status("VmHWM:")
         );
     }
 }

@@ -232,17 +232,39 @@ impl ModelClient for OpenAiClient {
     }
 
     async fn complete(&self, req: &Request) -> Result<Reply, ModelError> {
-        let _permit = self
-            .limiter
-            .acquire(req.estimated_tokens_in() + req.max_output as u64)
-            .await;
+        let body = self
+            .post(
+                self.url(req.api),
+                &self.body(req),
+                req.estimated_tokens_in() + req.max_output as u64,
+            )
+            .await?;
+        parse_reply(req.api, &body)
+    }
+
+    async fn embed(&self, model: &str, inputs: &[String]) -> Result<Vec<Vec<f32>>, ModelError> {
+        let tokens: u64 = inputs.iter().map(|t| t.len() as u64 / 4 + 1).sum();
+        let url = format!("{}/embeddings", self.endpoint());
+        let body = self
+            .post(url, &json!({"model": model, "input": inputs}), tokens)
+            .await?;
+        parse_embeddings(&body, inputs.len())
+    }
+}
+
+impl OpenAiClient {
+    /// One POST of `body` to `url` under the endpoint's limiter (`tokens`
+    /// its estimate): the reply's body when the status is a success, else
+    /// the classed error (429, another status, a timeout, the transport).
+    async fn post(&self, url: String, body: &Value, tokens: u64) -> Result<String, ModelError> {
+        let _permit = self.limiter.acquire(tokens).await;
         let endpoint = self.endpoint();
         let timeout = self.cfg.timeout();
         let sent = self
             .http
-            .post(self.url(req.api))
+            .post(url)
             .headers(self.headers.clone())
-            .json(&self.body(req))
+            .json(body)
             .timeout(timeout)
             .send()
             .await;
@@ -275,44 +297,7 @@ impl ModelClient for OpenAiClient {
                 retry_after: retry_after(&headers),
             });
         }
-        parse_reply(req.api, &body)
-    }
-
-    async fn embed(&self, model: &str, inputs: &[String]) -> Result<Vec<Vec<f32>>, ModelError> {
-        let tokens: u64 = inputs.iter().map(|t| t.len() as u64 / 4 + 1).sum();
-        let _permit = self.limiter.acquire(tokens).await;
-        let endpoint = self.endpoint();
-        let timeout = self.cfg.timeout();
-        let resp = self
-            .http
-            .post(format!("{endpoint}/embeddings"))
-            .headers(self.headers.clone())
-            .json(&json!({"model": model, "input": inputs}))
-            .timeout(timeout)
-            .send()
-            .await
-            .map_err(|e| ModelError::Transport(format!("{endpoint}: {}", error_chain(&e))))?;
-        let status = resp.status();
-        let headers = resp.headers().clone();
-        let body = resp
-            .text()
-            .await
-            .map_err(|e| ModelError::Transport(format!("{endpoint}: {}", error_chain(&e))))?;
-        if status.as_u16() == 429 {
-            return Err(ModelError::RateLimited {
-                endpoint,
-                retry_after: retry_after(&headers),
-            });
-        }
-        if !status.is_success() {
-            return Err(ModelError::Status {
-                status: status.as_u16(),
-                endpoint,
-                body: snippet(&body),
-                retry_after: retry_after(&headers),
-            });
-        }
-        parse_embeddings(&body, inputs.len())
+        Ok(body)
     }
 }
 

@@ -75,9 +75,7 @@ impl Default for Recipe {
             reader: "stuff".into(),
             top_k: 4,
             max_hops: 3,
-            members: ["stuff", "map_reduce", "retrieve"]
-                .map(String::from)
-                .to_vec(),
+            members: super::Settings::new(0).members,
             remove_numbers: false,
         }
     }

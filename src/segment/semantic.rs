@@ -11,22 +11,12 @@
 //! deterministic and offline, so the same text is cut the same way on every
 //! machine; word overlap stands in for meaning.
 
-use super::{block_units, finish_spans, sentence_units, SegDoc, SegmentSpec, Unit};
-use crate::ingest::BlockKind;
+use super::{finish_spans, SegDoc, SegmentSpec};
 use crate::read::{cosine, lexical_embedding};
 
 /// Sentence units (table rows whole), grouped between semantic cuts.
 pub fn spans(doc: &SegDoc, spec: &SegmentSpec) -> Vec<(usize, usize)> {
-    let mut units: Vec<Unit> = Vec::new();
-    for b in doc.blocks {
-        for u in block_units(doc.text, b, 0) {
-            if b.kind == BlockKind::Table {
-                units.push(u);
-            } else {
-                units.extend(sentence_units(doc.text, u.start, u.end, 0));
-            }
-        }
-    }
+    let mut units = super::sentence::units(doc);
     let n = units.len();
     if n >= 3 {
         // The two sentences before each boundary against the two after

@@ -5,6 +5,11 @@ use crate::ingest::BlockKind;
 
 /// Sentence units of every block (table rows stay whole), packed across blocks.
 pub fn spans(doc: &SegDoc, spec: &SegmentSpec) -> Vec<(usize, usize)> {
+    finish_spans(doc.text, &units(doc), spec, |_| 0)
+}
+
+/// The sentences of every block in order, a table's rows whole, in group 0.
+pub fn units(doc: &SegDoc) -> Vec<Unit> {
     let mut units: Vec<Unit> = Vec::new();
     for b in doc.blocks {
         for u in block_units(doc.text, b, 0) {
@@ -15,5 +20,5 @@ pub fn spans(doc: &SegDoc, spec: &SegmentSpec) -> Vec<(usize, usize)> {
             }
         }
     }
-    finish_spans(doc.text, &units, spec, |_| 0)
+    units
 }
