@@ -110,6 +110,10 @@ pub fn session(settings: &Settings) -> Result<SessionContext> {
     ctx.register_udtf("readers", Arc::new(crate::functions::ask::ReadersFn));
     ctx.register_udtf("recipes", Arc::new(crate::functions::ask::RecipesFn));
     ctx.register_udtf("catalog", Arc::new(crate::functions::catalog::CatalogFn));
+    ctx.register_udtf(
+        "segmenters",
+        Arc::new(crate::functions::chunks::SegmentersFn),
+    );
     ctx.register_udf(ScalarUDF::from(crate::functions::ask::IsNotFound::default()));
     ctx.register_udtf(
         "reference_sample",

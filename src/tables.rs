@@ -420,7 +420,7 @@ pub fn chunks_batch(doc: &Document, seg: &Segmented, segmentation: &str) -> Resu
         sh.append_value(segmentation);
         cid.append_value(i as i32);
         method.append_value(&seg.method);
-        text.append_value(&doc.text[c.start..c.end]);
+        text.append_value(c.text(&doc.text));
         tokens.append_value(c.tokens as i64);
         cs.append_value(ix.char_of(c.start) as i64);
         ce.append_value(ix.char_of(c.end) as i64);

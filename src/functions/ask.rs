@@ -12,7 +12,7 @@
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
-use datafusion::arrow::array::{ArrayRef, BooleanArray, RecordBatch, StringArray};
+use datafusion::arrow::array::BooleanArray;
 use datafusion::arrow::datatypes::{DataType, Field, Schema, SchemaRef};
 use datafusion::catalog::streaming::StreamingTable;
 use datafusion::catalog::{TableFunctionArgs, TableFunctionImpl, TableProvider};
@@ -36,7 +36,7 @@ use crate::model::{Message, Request, Runtime};
 use crate::read::embed::Embedder;
 use crate::read::recipes::{self, Recipe};
 use crate::read::{self, Ask, Passage, Reply, Settings};
-use crate::segment::{segment, SegDoc, SegmentSpec};
+use crate::segment::{segment_with, SegDoc, SegmentSpec};
 use crate::source::Source;
 
 const USAGE: &str = "ask(src, question [, recipe [, 'reader=stuff|map_reduce|refine|skim|retrieve|rerank|hierarchical|iterative|ensemble|preview, segment=paragraph, max_tokens=800, overlap_tokens=0, top_k=4, max_hops=3, members=stuff+map_reduce+retrieve, embedder=lexical|api, embed_model=..., embed_query_model=..., embed_endpoint=..., recipes=FILE.toml, model=..., max_output=...']])";
@@ -209,6 +209,11 @@ impl Arm {
         let mut spec = SegmentSpec::new(method, r.max_tokens);
         spec.overlap_tokens = r.overlap_tokens;
         spec.tokenizer = opts.ingest.tokenizer;
+        spec.context_source =
+            match crate::segment::contextual::ContextSource::parse(&r.context_source) {
+                Ok(s) => s,
+                Err(e) => return plan_err!("{usage}: {e}"),
+            };
         if let Err(e) = spec.validate() {
             return plan_err!("{usage}: {e}");
         }
@@ -552,23 +557,34 @@ async fn read_with(
         });
         return (row, vec![]);
     }
-    let seg = segment(
+    let ask = DocAsk {
+        rt: rt.clone(),
+        plan: plan.clone(),
+        reader: arm.reader,
+        document_id: doc.document_id.clone(),
+        spent: Mutex::new((0, 0, Some(0.0))),
+    };
+    let seg = segment_with(
         &SegDoc {
             text: &doc.text,
             blocks: &doc.blocks,
         },
         &arm.spec,
-    );
+        &ask,
+        arm.settings.budget_tokens,
+    )
+    .await;
     row.segmentation = Some(seg.method.clone());
-    if seg.method.contains("->") {
+    if seg.method.contains("->") && seg.notes.is_empty() {
         row.notes.push(format!("segment_fallback: {}", seg.method));
     }
+    row.notes.extend(seg.notes.iter().cloned());
     let passages: Vec<Passage> = seg
         .chunks
         .iter()
         .enumerate()
         .map(|(i, c)| {
-            let text = &doc.text[c.start..c.end];
+            let text = c.text(&doc.text);
             Passage {
                 chunk_id: i as i64,
                 text: if arm.remove_numbers {
@@ -583,13 +599,6 @@ async fn read_with(
         })
         .collect();
     row.chunks = passages.len() as i64;
-    let ask = DocAsk {
-        rt: rt.clone(),
-        plan: plan.clone(),
-        reader: arm.reader,
-        document_id: doc.document_id.clone(),
-        spent: Mutex::new((0, 0, Some(0.0))),
-    };
     let a = read::read(arm.reader, &plan.question, &passages, &arm.settings, &ask).await;
     let (ti, to, usd) = *ask.spent.lock().expect("spent");
     row.answer = a.answer;
@@ -597,7 +606,7 @@ async fn read_with(
     row.notes.extend(a.notes);
     row.partial = a.partial || !row.notes.is_empty();
     row.chunks_used = a.chunks_used;
-    row.calls = a.calls as i64;
+    row.calls = (a.calls + seg.calls) as i64;
     row.tokens_in = ti;
     row.tokens_out = to;
     row.usd = usd;
@@ -692,22 +701,17 @@ pub struct ReadersFn;
 
 impl TableFunctionImpl for ReadersFn {
     fn call_with_args(&self, args: TableFunctionArgs) -> Result<Arc<dyn TableProvider>> {
-        if !args.exprs().is_empty() {
-            return plan_err!("readers() takes no arguments");
-        }
-        let col = |f: fn(&read::ReaderInfo) -> &'static str| -> ArrayRef {
-            Arc::new(StringArray::from_iter_values(read::READERS.iter().map(f)))
-        };
-        let b = RecordBatch::try_from_iter(vec![
-            ("name", col(|r| r.name)),
-            ("signature", col(|r| r.signature)),
-            ("cost_calls", col(|r| r.cost)),
-            ("method", col(|r| r.method)),
-        ])?;
-        Ok(Arc::new(datafusion::datasource::MemTable::try_new(
-            b.schema(),
-            vec![vec![b]],
-        )?))
+        let r = read::READERS;
+        super::registry_table(
+            &args,
+            "readers",
+            vec![
+                ("name", super::text_column(r, |r| r.name)),
+                ("signature", super::text_column(r, |r| r.signature)),
+                ("cost_calls", super::text_column(r, |r| r.cost)),
+                ("method", super::text_column(r, |r| r.method)),
+            ],
+        )
     }
 }
 
@@ -729,29 +733,26 @@ impl TableFunctionImpl for RecipesFn {
             Ok(b) => b,
             Err(e) => return plan_err!("{U}: {e}"),
         };
-        let col = |f: &dyn Fn(&Recipe) -> String| -> ArrayRef {
-            Arc::new(StringArray::from_iter_values(book.iter().map(f)))
-        };
-        let b = RecordBatch::try_from_iter(vec![
-            ("name", col(&|r| r.name.clone())),
-            ("segment", col(&|r| r.segment.clone())),
-            ("reader", col(&|r| r.reader.clone())),
-            (
-                "signature",
-                col(&|r| {
-                    read::reader(&r.reader)
-                        .map_or("", |i| i.signature)
-                        .to_string()
-                }),
-            ),
-            ("settings", col(&|r| r.changed())),
-            ("use", col(&|r| r.use_for.clone())),
-            ("origin", col(&|r| r.origin.clone())),
-        ])?;
-        Ok(Arc::new(datafusion::datasource::MemTable::try_new(
-            b.schema(),
-            vec![vec![b]],
-        )?))
+        let sig: Vec<String> = book
+            .iter()
+            .map(|r| {
+                read::reader(&r.reader)
+                    .map_or("", |i| i.signature)
+                    .to_string()
+            })
+            .collect();
+        let changed: Vec<String> = book.iter().map(Recipe::changed).collect();
+        let b = &book;
+        let text = |v: &[String]| super::text_column(v, |s| s);
+        super::one_batch_table(vec![
+            ("name", super::text_column(b, |r| &r.name)),
+            ("segment", super::text_column(b, |r| &r.segment)),
+            ("reader", super::text_column(b, |r| &r.reader)),
+            ("signature", text(&sig)),
+            ("settings", text(&changed)),
+            ("use", super::text_column(b, |r| &r.use_for)),
+            ("origin", super::text_column(b, |r| &r.origin)),
+        ])
     }
 }
 

@@ -5,9 +5,8 @@
 
 use std::sync::Arc;
 
-use datafusion::arrow::array::{ArrayRef, RecordBatch, StringArray};
 use datafusion::catalog::{TableFunctionArgs, TableFunctionImpl, TableProvider};
-use datafusion::common::{plan_err, Result};
+use datafusion::common::Result;
 
 /// One entry: name, kind, how to call it, what it gives, and a call that
 /// plans with no files (for `\d NAME`'s columns), when there is one.
@@ -54,7 +53,8 @@ pub const ENTRIES: &[Entry] = &[
     f("documents", "documents(src [, options])", "one row per file read: id, source, extractor, pages, tokens, status and the text", Some("documents('.')")),
     f("inventory", "inventory(src [, options])", "every file under src, read or not, with a note saying what to do", Some("inventory('.')")),
     f("blocks", "blocks(src [, options])", "the typed blocks of each document (heading, paragraph, list, table with cells, footnote, caption)", Some("blocks('.')")),
-    f("chunks", "chunks(src, method, max_tokens [, overlap_tokens [, options]])", "each document cut by one of seven segmenters, with offsets back into the text", Some("chunks('.', 'sentence', 100)")),
+    f("chunks", "chunks(src, method, max_tokens [, overlap_tokens [, options]])", "each document cut by one of nine segmenters, with offsets back into the text", Some("chunks('.', 'sentence', 100)")),
+    f("segmenters", "segmenters()", "the segmenters: name, boundary hypothesis, cost, whether it needs a client, provenance", Some("segmenters()")),
     f("ask", "ask(src, question [, recipe [, options]])", "one answer per document by a recipe or a reader, with its notes, chunks used and cost", Some("ask('.', 'q')")),
     f("ask_evidence", "ask_evidence(src, question [, recipe [, options]])", "what each answer of ask rests on: chunk, text, page, section, score, kind", Some("ask_evidence('.', 'q')")),
     f("compare", "compare(src, question, 'fast,needle,thorough' [, options])", "one answer per document and recipe, from one ingestion: segmenter, reader, signature, settings", Some("compare('.', 'q', 'fast')")),
@@ -117,21 +117,16 @@ pub struct CatalogFn;
 
 impl TableFunctionImpl for CatalogFn {
     fn call_with_args(&self, args: TableFunctionArgs) -> Result<Arc<dyn TableProvider>> {
-        if !args.exprs().is_empty() {
-            return plan_err!("catalog() takes no arguments");
-        }
-        let col = |g: fn(&Entry) -> &'static str| -> ArrayRef {
-            Arc::new(StringArray::from_iter_values(ENTRIES.iter().map(g)))
-        };
-        let b = RecordBatch::try_from_iter(vec![
-            ("name", col(|e| e.name)),
-            ("kind", col(|e| e.kind)),
-            ("call", col(|e| e.call)),
-            ("description", col(|e| e.description)),
-        ])?;
-        Ok(Arc::new(datafusion::datasource::MemTable::try_new(
-            b.schema(),
-            vec![vec![b]],
-        )?))
+        let e = ENTRIES;
+        super::registry_table(
+            &args,
+            "catalog",
+            vec![
+                ("name", super::text_column(e, |e| e.name)),
+                ("kind", super::text_column(e, |e| e.kind)),
+                ("call", super::text_column(e, |e| e.call)),
+                ("description", super::text_column(e, |e| e.description)),
+            ],
+        )
     }
 }

@@ -1,7 +1,10 @@
 //! `chunks(src, method, max_tokens [, overlap_tokens [, options]])`: every
-//! document read, cut by one of seven segmenters (fixed, paragraph, sentence, semantic,
-//! recursive, structural, page). No chunk is ever over `max_tokens`.
-//! Duplicates and unread files have no chunks.
+//! document read, cut by one of nine segmenters (`segmenters()` lists them).
+//! No chunk is ever over `max_tokens`. Duplicates and unread files have no
+//! chunks. Here no model is asked: `contextual` takes its free heading
+//! blurbs and `proposition` falls back to `paragraph`, and the `method`
+//! column says so (`proposition->paragraph`); `ask` runs both with the model
+//! (`segment=proposition` or `context_source=llm` in its options).
 //!
 //! ```sql
 //! SELECT method, count(*) n, sum(tokens), max(tokens)
@@ -101,6 +104,29 @@ impl TableFunctionImpl for Chunks {
                 );
                 Ok(vec![tables::chunks_batch(d, &seg, &hash)?])
             }),
+        )
+    }
+}
+
+/// `segmenters()`: the registry, one row per segmenter: name, boundary
+/// hypothesis, cost, whether it needs a client, the provenance its chunks
+/// carry.
+#[derive(Debug)]
+pub struct SegmentersFn;
+
+impl TableFunctionImpl for SegmentersFn {
+    fn call_with_args(&self, args: TableFunctionArgs) -> Result<Arc<dyn TableProvider>> {
+        let m = &Method::ALL;
+        super::registry_table(
+            &args,
+            "segmenters",
+            vec![
+                ("name", super::text_column(m, |m| m.name())),
+                ("hypothesis", super::text_column(m, |m| m.about()[0])),
+                ("cost", super::text_column(m, |m| m.about()[1])),
+                ("needs_client", super::text_column(m, |m| m.about()[2])),
+                ("provenance", super::text_column(m, |m| m.about()[3])),
+            ],
         )
     }
 }

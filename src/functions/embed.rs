@@ -6,12 +6,10 @@
 use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 
-use datafusion::arrow::array::{
-    Array, ArrayRef, BooleanArray, Float32Builder, ListBuilder, RecordBatch, StringArray,
-};
+use datafusion::arrow::array::{Array, ArrayRef, BooleanArray, Float32Builder, ListBuilder};
 use datafusion::arrow::datatypes::{DataType, Field};
 use datafusion::catalog::{TableFunctionArgs, TableFunctionImpl, TableProvider};
-use datafusion::common::{exec_err, plan_err, Result};
+use datafusion::common::{exec_err, Result};
 use datafusion::logical_expr::async_udf::AsyncScalarUDFImpl;
 use datafusion::logical_expr::{
     ColumnarValue, ScalarFunctionArgs, ScalarUDFImpl, Signature, TypeSignature, Volatility,
@@ -140,29 +138,18 @@ pub struct EmbeddersFn;
 
 impl TableFunctionImpl for EmbeddersFn {
     fn call_with_args(&self, args: TableFunctionArgs) -> Result<Arc<dyn TableProvider>> {
-        if !args.exprs().is_empty() {
-            return plan_err!("embedders() takes no arguments");
-        }
-        let names: ArrayRef = Arc::new(StringArray::from_iter_values(
-            EMBEDDERS.iter().map(|e| e.name),
-        ));
+        let e = EMBEDDERS;
         let det: ArrayRef = Arc::new(BooleanArray::from(
-            EMBEDDERS
-                .iter()
-                .map(|e| e.deterministic)
-                .collect::<Vec<_>>(),
+            e.iter().map(|e| e.deterministic).collect::<Vec<_>>(),
         ));
-        let desc: ArrayRef = Arc::new(StringArray::from_iter_values(
-            EMBEDDERS.iter().map(|e| e.description),
-        ));
-        let b = RecordBatch::try_from_iter(vec![
-            ("name", names),
-            ("deterministic", det),
-            ("description", desc),
-        ])?;
-        Ok(Arc::new(datafusion::datasource::MemTable::try_new(
-            b.schema(),
-            vec![vec![b]],
-        )?))
+        super::registry_table(
+            &args,
+            "embedders",
+            vec![
+                ("name", super::text_column(e, |e| e.name)),
+                ("deterministic", det),
+                ("description", super::text_column(e, |e| e.description)),
+            ],
+        )
     }
 }

@@ -45,6 +45,38 @@ use crate::source::Source;
 use crate::store::Store;
 use quarry_udfs::Tokenizer;
 
+/// A registry listed by a table function of no arguments (`readers()`,
+/// `segmenters()` and the like): one batch of the named columns. `call` is
+/// the function's name, for the error when it is given arguments.
+pub fn registry_table(
+    args: &TableFunctionArgs,
+    call: &str,
+    cols: Vec<(&str, datafusion::arrow::array::ArrayRef)>,
+) -> Result<Arc<dyn TableProvider>> {
+    if !args.exprs().is_empty() {
+        return plan_err!("{call}() takes no arguments");
+    }
+    one_batch_table(cols)
+}
+
+/// A table of one batch of the named columns.
+pub fn one_batch_table(
+    cols: Vec<(&str, datafusion::arrow::array::ArrayRef)>,
+) -> Result<Arc<dyn TableProvider>> {
+    let b = RecordBatch::try_from_iter(cols)?;
+    Ok(Arc::new(datafusion::datasource::MemTable::try_new(
+        b.schema(),
+        vec![vec![b]],
+    )?))
+}
+
+/// A text column of a registry: `f` of each item.
+pub fn text_column<T>(items: &[T], f: impl Fn(&T) -> &str) -> datafusion::arrow::array::ArrayRef {
+    Arc::new(datafusion::arrow::array::StringArray::from_iter_values(
+        items.iter().map(f),
+    ))
+}
+
 /// What every corpus table function shares: the store for the ingest cache.
 #[derive(Debug, Clone, Default)]
 pub struct Env {

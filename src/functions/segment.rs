@@ -118,7 +118,7 @@ impl ScalarUDFImpl for Segment {
                 for (i, c) in seg.chunks.iter().enumerate() {
                     id.append_value(i as i32);
                     m.append_value(&seg.method);
-                    t.append_value(&text[c.start..c.end]);
+                    t.append_value(c.text(text));
                     tok.append_value(c.tokens as i64);
                     cs.append_value(ix.char_of(c.start) as i64);
                     ce.append_value(ix.char_of(c.end) as i64);

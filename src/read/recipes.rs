@@ -46,6 +46,9 @@ pub struct Recipe {
     pub use_for: String,
     /// The segmenter.
     pub segment: String,
+    /// Where `contextual`'s blurbs come from: `heading` (free) or `llm`
+    /// (one request per chunk).
+    pub context_source: String,
     /// Its cap on a chunk's tokens.
     pub max_tokens: usize,
     /// Tokens repeated from one chunk into the next.
@@ -70,6 +73,7 @@ impl Default for Recipe {
             origin: String::new(),
             use_for: String::new(),
             segment: "paragraph".into(),
+            context_source: "heading".into(),
             max_tokens: 800,
             overlap_tokens: 0,
             reader: "stuff".into(),
@@ -82,8 +86,9 @@ impl Default for Recipe {
 }
 
 /// The settings a recipe (or an option) may set.
-pub const SETTINGS: [&str; 8] = [
+pub const SETTINGS: [&str; 9] = [
     "segment",
+    "context_source",
     "max_tokens",
     "overlap_tokens",
     "reader",
@@ -98,6 +103,7 @@ impl Recipe {
     fn value(&self, key: &str) -> String {
         match key {
             "segment" => self.segment.clone(),
+            "context_source" => self.context_source.clone(),
             "max_tokens" => self.max_tokens.to_string(),
             "overlap_tokens" => self.overlap_tokens.to_string(),
             "reader" => self.reader.clone(),
@@ -116,16 +122,28 @@ impl Recipe {
         SETTINGS
             .iter()
             .filter(|k| !matches!(**k, "segment" | "reader"))
-            // Settings the reader does not use are not its differences.
+            // Settings the reader or segmenter does not use are not its
+            // differences.
             .filter(|k| match **k {
-                "max_hops" => self.reader == "iterative",
+                "max_hops" => self.uses("iterative"),
                 "members" => self.reader == "ensemble",
+                "top_k" => ["retrieve", "rerank", "iterative", "preview"]
+                    .iter()
+                    .any(|r| self.uses(r)),
+                "context_source" => self.segment == "contextual",
                 _ => true,
             })
             .filter(|k| self.value(k) != d.value(k))
             .map(|k| format!("{k}={}", self.value(k)))
             .collect::<Vec<_>>()
             .join(", ")
+    }
+
+    /// Whether `reader` reads for this recipe: it is the reader, or one of
+    /// an ensemble's members.
+    fn uses(&self, reader: &str) -> bool {
+        self.reader == reader
+            || (self.reader == "ensemble" && self.members.iter().any(|m| m == reader))
     }
 
     /// Sets `key` to `value` (an option over the recipe).
@@ -137,6 +155,11 @@ impl Recipe {
         };
         match key {
             "segment" => self.segment = value.trim().to_string(),
+            "context_source" => {
+                self.context_source = crate::segment::contextual::ContextSource::parse(value)?
+                    .name()
+                    .to_string()
+            }
             "max_tokens" => self.max_tokens = num(value)?,
             "overlap_tokens" => self.overlap_tokens = num(value)?,
             "reader" => self.reader = value.trim().to_string(),
@@ -171,6 +194,9 @@ impl Recipe {
                 self.segment,
                 Method::ALL.map(Method::name).join(", ")
             ));
+        }
+        if let Err(e) = crate::segment::contextual::ContextSource::parse(&self.context_source) {
+            return Err(format!("{what}: {e}"));
         }
         if super::reader(&self.reader).is_none() {
             return Err(format!(

@@ -1,11 +1,16 @@
 //! Segmentation: a cleaned document → chunks with offsets, pages and
-//! sections. Six methods (one file each); `max_tokens` is enforced on every
+//! sections. Nine methods (one file each); `max_tokens` is enforced on every
 //! one of them (no chunk is ever over the cap), `overlap_tokens` and
-//! `min_tokens` are honoured everywhere except `page`.
+//! `min_tokens` are honoured everywhere except `page` and `proposition`.
+//! Two may ask a model: `contextual` (with `context_source = llm`) and
+//! `proposition`; [`segment_with`] runs them with a client, [`segment`]
+//! falls back and the method says so.
 
+pub mod contextual;
 pub mod fixed;
 pub mod page;
 pub mod paragraph;
+pub mod proposition;
 pub mod recursive;
 pub mod semantic;
 pub mod sentence;
@@ -33,11 +38,15 @@ pub enum Method {
     Page,
     /// Cut where consecutive sentences' embeddings diverge most.
     Semantic,
+    /// Paragraph chunks prefixed with where they sit.
+    Contextual,
+    /// The text rewritten as standalone statements (one request per batch).
+    Proposition,
 }
 
 impl Method {
     /// All methods.
-    pub const ALL: [Method; 7] = [
+    pub const ALL: [Method; 9] = [
         Method::Fixed,
         Method::Paragraph,
         Method::Sentence,
@@ -45,6 +54,8 @@ impl Method {
         Method::Structural,
         Method::Page,
         Method::Semantic,
+        Method::Contextual,
+        Method::Proposition,
     ];
 
     /// Parses a method name.
@@ -64,6 +75,69 @@ impl Method {
             Self::Structural => "structural",
             Self::Page => "page",
             Self::Semantic => "semantic",
+            Self::Contextual => "contextual",
+            Self::Proposition => "proposition",
+        }
+    }
+
+    /// The registry's row: the boundary hypothesis, the cost, whether it
+    /// needs a client, and the provenance its chunks carry.
+    pub fn about(self) -> [&'static str; 4] {
+        match self {
+            Self::Fixed => [
+                "meaning is uniform; cut on a ruler (the control condition)",
+                "free",
+                "no",
+                "none",
+            ],
+            Self::Paragraph => [
+                "the author's paragraph breaks are real",
+                "free",
+                "no",
+                "page, section",
+            ],
+            Self::Sentence => [
+                "sentences are atomic; pack tightly",
+                "free",
+                "no",
+                "page, section",
+            ],
+            Self::Recursive => [
+                "use the strongest separator that still fits",
+                "free",
+                "no",
+                "none",
+            ],
+            Self::Structural => [
+                "headings are boundaries; never merge across sections",
+                "free",
+                "no",
+                "page, section",
+            ],
+            Self::Page => [
+                "the page is the unit: forms, invoices, scanned records",
+                "free",
+                "no",
+                "page, section",
+            ],
+            Self::Semantic => [
+                "cut where consecutive passages' embeddings diverge most",
+                "free (the lexical embedder)",
+                "no",
+                "page, section",
+            ],
+            Self::Contextual => [
+                "chunks prefixed with where they sit",
+                "free, or 1 request per chunk",
+                "only for context_source=llm",
+                "page, section",
+            ],
+            Self::Proposition => [
+                "rewrite into standalone factual statements",
+                "1 request per ~900-token batch",
+                "yes",
+                "page, section of the batch",
+            ],
         }
     }
 }
@@ -81,6 +155,8 @@ pub struct SegmentSpec {
     pub min_tokens: usize,
     /// How tokens are counted.
     pub tokenizer: Tokenizer,
+    /// Where `contextual`'s blurbs come from (other methods ignore it).
+    pub context_source: contextual::ContextSource,
 }
 
 impl SegmentSpec {
@@ -92,6 +168,7 @@ impl SegmentSpec {
             overlap_tokens: 0,
             min_tokens: 0,
             tokenizer: Tokenizer::default(),
+            context_source: contextual::ContextSource::Heading,
         }
     }
 
@@ -117,7 +194,7 @@ impl SegmentSpec {
 
     /// A short hash of the spec: the `segmentation` column.
     pub fn hash(&self) -> String {
-        let s = format!(
+        let mut s = format!(
             "{}|{}|{}|{}|{}",
             self.method.name(),
             self.max_tokens,
@@ -125,6 +202,10 @@ impl SegmentSpec {
             self.min_tokens,
             self.tokenizer.name()
         );
+        if self.method == Method::Contextual {
+            s.push('|');
+            s.push_str(self.context_source.name());
+        }
         hex::encode(&Sha256::digest(s.as_bytes())[..8])
     }
 }
@@ -152,21 +233,61 @@ pub struct Chunk {
     pub page_end: Option<u32>,
     /// Section of the chunk's start, where known.
     pub section: Option<String>,
+    /// The chunk's text when it is not `text[start..end]`: a contextual
+    /// blurb before it, or the statements a proposition batch became.
+    pub text: Option<String>,
+}
+
+impl Chunk {
+    /// The chunk's text: its own, or its span of the document's.
+    pub fn text<'a>(&'a self, doc_text: &'a str) -> &'a str {
+        self.text
+            .as_deref()
+            .unwrap_or(&doc_text[self.start..self.end])
+    }
 }
 
 /// What a segmentation produced, with the method that really ran
 /// (`page->paragraph` when pages were missing).
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub struct Segmented {
     /// The method as run.
     pub method: String,
     /// The chunks in order.
     pub chunks: Vec<Chunk>,
+    /// What degraded (a fallback, a failed request, a batch kept as
+    /// written), one line each, `kind: detail`.
+    pub notes: Vec<String>,
+    /// Counts worth reporting that are not degradations (`key`, `value`).
+    pub extra: Vec<(String, String)>,
+    /// Requests the segmentation made.
+    pub calls: usize,
 }
 
-/// Splits a document into chunks.
+/// Splits a document into chunks, asking `ask` where the method needs a
+/// model (`window_tokens` is what one request may carry); the others run as
+/// [`segment`] runs them.
+pub async fn segment_with(
+    doc: &SegDoc<'_>,
+    spec: &SegmentSpec,
+    ask: &dyn crate::read::Ask,
+    window_tokens: usize,
+) -> Segmented {
+    match (spec.method, spec.context_source) {
+        (Method::Contextual, contextual::ContextSource::Llm) => {
+            contextual::with_model(doc, spec, ask, window_tokens).await
+        }
+        (Method::Proposition, _) => proposition::with_model(doc, spec, ask, window_tokens).await,
+        _ => segment(doc, spec),
+    }
+}
+
+/// Splits a document into chunks without a model: `contextual` takes its
+/// heading blurbs, `proposition` falls back to `paragraph`.
 pub fn segment(doc: &SegDoc, spec: &SegmentSpec) -> Segmented {
     let (method, spans, provenance) = match spec.method {
+        Method::Contextual => return contextual::segment(doc, spec, spec.context_source),
+        Method::Proposition => return proposition::segment(doc, spec),
         Method::Fixed => ("fixed".to_string(), fixed::spans(doc, spec), false),
         Method::Recursive => ("recursive".to_string(), recursive::spans(doc, spec), false),
         Method::Paragraph => ("paragraph".to_string(), paragraph::spans(doc, spec), true),
@@ -213,10 +334,15 @@ pub fn segment(doc: &SegDoc, spec: &SegmentSpec) -> Segmented {
                 page_start,
                 page_end,
                 section,
+                text: None,
             }
         })
         .collect();
-    Segmented { method, chunks }
+    Segmented {
+        method,
+        chunks,
+        ..Segmented::default()
+    }
 }
 
 /// Narrows a span to exclude surrounding whitespace; `None` when blank.
@@ -574,7 +700,7 @@ mod tests {
                 assert!(!seg.chunks.is_empty());
                 for c in &seg.chunks {
                     assert!(c.tokens <= cap, "{m:?} cap {cap}: {} tokens", c.tokens);
-                    assert_eq!(spec.tokenizer.count(&text[c.start..c.end]), c.tokens);
+                    assert_eq!(spec.tokenizer.count(c.text(text)), c.tokens);
                 }
                 // Non-overlapping chunks tile the text in order.
                 for w in seg.chunks.windows(2) {

@@ -425,3 +425,118 @@ async fn compare_reads_one_ingestion_with_each_recipe_as_a_run_alone_would() {
         assert!(e.to_string().contains(err), "{args}: {e}");
     }
 }
+
+/// The two segmenters that ask a model: `proposition` (one request per
+/// batch; a batch the model could not decompose kept as written; a new
+/// number flagged) and `contextual` with `context_source=llm` (one request
+/// per chunk; a failed one falls back to the heading blurb), their
+/// requests counted in `calls`; without a client, `chunks()` falls back
+/// and says so; `segmenters()` lists all nine.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_segmenters_that_ask_a_model_ask_it_and_say_what_degraded() {
+    let props = r#"{"propositions": ["The trial ran in three hospitals in Lyon.", "240 adults were randomised in the trial.", "The trial measured retention at four weeks.", "A public grant funded the trial."]}"#;
+    let srv = TestServer::start(
+        vec![
+            reply("Content: The trial ran", props),
+            reply(
+                "Content: Funding",
+                "Here are the propositions you asked for.",
+            ),
+            reply(
+                "Content: Retention",
+                r#"{"propositions": ["Retention was measured at 4 weeks."]}"#,
+            ),
+            reply("<chunk>\nThe trial ran", "Lyon setting."),
+            Rule {
+                needle: "Please give a short succinct context".into(),
+                actions: vec![Action::Status(500, None)],
+            },
+            reply("Answer the question from the passages below only", ANSWER),
+        ],
+        Duration::ZERO,
+    )
+    .await
+    .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let corpus = corpus_with(
+        dir.path(),
+        &[
+            ("trial.txt", DOC),
+            ("funding.txt", "Funding came from a public grant.\n\nThe grant paid for staff.\n"),
+            ("retention.txt", "Retention was measured at four weeks.\n"),
+            ("report.md", "# Lyon asthma trial\n\nWe asked whether inhaled steroids help adults whose asthma is not controlled by a reliever alone, and whether any benefit lasts after the inhaler is stopped.\n\n## Methods\n\nIn all, 240 adults were randomised to steroid or placebo inhalers in three hospitals, and their symptoms were scored weekly for twelve weeks by nurses who did not know the allocation.\n"),
+        ],
+    );
+    let ctx = crate::common::scripted_session(&srv.base_url(), dir.path(), "max_attempts = 1\n");
+    let c = corpus.display();
+    let row = |file: &str, opts: &str| {
+        format!("SELECT segmentation || ' ; ' || CAST(chunks AS VARCHAR) || ' ; ' || CAST(calls AS VARCHAR) || ' ; ' || CAST(partial AS VARCHAR) || ' ; ' || array_to_string(notes, ' / ') AS r FROM ask('{c}', '{Q}', '{opts}') WHERE source LIKE '%/{file}'")
+    };
+    let p = "segment=proposition, reader=stuff, max_tokens=12";
+    // One batch, four statements, one chunk each at 12 tokens; then stuff.
+    let t = table(&ctx, &row("trial.txt", p)).await;
+    assert!(t.contains("| proposition ; 4 ; 2 ; false ;  |"), "{t}");
+    let ev = table(
+        &ctx,
+        &format!("SELECT chunk_id, text FROM ask_evidence('{c}', '{Q}', '{p}') WHERE source LIKE '%/trial.txt' AND chunk_id = 1"),
+    )
+    .await;
+    assert!(
+        ev.contains("| 240 adults were randomised in the trial. |"),
+        "{ev}"
+    );
+    let t = table(&ctx, &row("funding.txt", p)).await;
+    assert!(
+        t.contains("| proposition ; 2 ; 2 ; true ; proposition_kept_as_written: 1 of 1 batches could not be decomposed and are kept as written: 0 ("),
+        "{t}"
+    );
+    let t = table(&ctx, &row("retention.txt", p)).await;
+    assert!(
+        t.contains("proposition_new_numbers: 1 statements carry a number their passage does not"),
+        "{t}"
+    );
+    // contextual with the model's blurbs: the first chunk's request is
+    // answered, the others fail and take the heading blurb.
+    let o = "segment=contextual, context_source=llm, reader=stuff, max_tokens=16";
+    let t = table(&ctx, &row("trial.txt", o)).await;
+    assert!(t.contains("| contextual(llm) ; 4 ; 5 ; true ; context_failed: 3 of 4 chunks have their heading blurb"), "{t}");
+    let ev = table(
+        &ctx,
+        &format!("SELECT chunk_id, replace(text, chr(10), '|') AS text FROM ask_evidence('{c}', '{Q}', '{o}') WHERE source LIKE '%/trial.txt' ORDER BY chunk_id"),
+    )
+    .await;
+    assert!(
+        ev.contains("| 0        | Lyon setting.||The trial ran in three hospitals in Lyon. |"),
+        "{ev}"
+    );
+    assert!(
+        ev.contains("| 1        | In all, 240 adults were randomised.  "),
+        "{ev}"
+    );
+    // No model in chunks(): heading blurbs, and proposition falls back.
+    let t = table(
+        &ctx,
+        &format!("SELECT method, replace(text, chr(10), '|') AS text FROM chunks('{c}', 'contextual', 80) WHERE text LIKE '%240%'"),
+    )
+    .await;
+    assert!(
+        t.contains("| contextual | From \"Lyon asthma trial\", section \""),
+        "{t}"
+    );
+    assert!(
+        t.contains("||In all, 240 adults were randomised to steroid"),
+        "{t}"
+    );
+    let t = table(
+        &ctx,
+        &format!("SELECT DISTINCT method FROM chunks('{c}', 'proposition', 40)"),
+    )
+    .await;
+    assert!(t.contains("| proposition->paragraph |"), "{t}");
+    let t = table(
+        &ctx,
+        "SELECT count(*) AS n, count(DISTINCT hypothesis) AS h FROM segmenters()",
+    )
+    .await;
+    assert!(t.contains("| 9 | 9 |"), "{t}");
+}
