@@ -17,7 +17,7 @@ use datafusion::arrow::datatypes::{DataType, Field, Schema, SchemaRef};
 use datafusion::catalog::streaming::StreamingTable;
 use datafusion::catalog::{TableFunctionArgs, TableFunctionImpl, TableProvider};
 use datafusion::common::{plan_err, Result};
-use datafusion::execution::TaskContext;
+use datafusion::execution::{SessionState, TaskContext};
 use datafusion::logical_expr::{
     ColumnarValue, ScalarFunctionArgs, ScalarUDFImpl, Signature, Volatility,
 };
@@ -32,7 +32,7 @@ use super::{
 };
 use crate::ingest::{Document, Status};
 use crate::model::runtime::CallContext;
-use crate::model::{Message, Request, Runtime};
+use crate::model::{Message, ModelError, Request, Runtime};
 use crate::read::embed::Embedder;
 use crate::read::recipes::{self, Recipe};
 use crate::read::{self, Ask, Passage, Reply, Settings};
@@ -84,6 +84,7 @@ pub fn answers_schema() -> SchemaRef {
         Field::new("answer", DataType::Utf8, true),
         Field::new("partial", DataType::Boolean, true),
         Field::new("not_found", DataType::Boolean, true),
+        Field::new("status", DataType::Utf8, true),
         list("notes", DataType::Utf8),
         list("chunks_used", DataType::Int64),
         Field::new("chunks", DataType::Int64, true),
@@ -142,6 +143,10 @@ struct AnswerRow {
     answer: Option<String>,
     partial: bool,
     not_found: bool,
+    /// `ok`; `failed` (a request failed, or the document could not be
+    /// read: `retry_failed` reads it again); `skipped` (a run ceiling
+    /// stopped a request: the next run reads it).
+    status: &'static str,
     notes: Vec<String>,
     chunks_used: Vec<i64>,
     chunks: i64,
@@ -235,6 +240,79 @@ impl Arm {
     }
 }
 
+impl AskFn {
+    /// The run engine's run for this call: `answers` and `answer_evidence`
+    /// (or `comparisons`), each window's rows made by this function again
+    /// over the window's documents. The ceilings are checked up front
+    /// against the fewest requests each reader makes: one per chunk for
+    /// the readers that read every chunk alone, one per document for the
+    /// others.
+    fn engine_run(
+        &self,
+        args_sql: &str,
+        source: &Source,
+        opts: crate::corpus::CorpusOptions,
+        plan: &Plan,
+        rt: &Runtime,
+    ) -> crate::engine::Run {
+        use crate::engine::{Output, Run};
+        let out = |table: &'static str, f: &str, schema: SchemaRef| Output {
+            table,
+            sql: format!("SELECT * FROM {f}({args_sql})"),
+            schema: Some(schema),
+        };
+        let outputs = match self.kind {
+            Kind::Compare => vec![out("comparisons", "compare", compare_schema())],
+            _ => vec![
+                out("answers", "ask", answers_schema()),
+                out("answer_evidence", "ask_evidence", evidence_schema()),
+            ],
+        };
+        let stages = crate::engine::staged::Stages {
+            stages: vec![],
+            output: String::new(),
+            keep: vec![],
+        };
+        let salt = crate::engine::run_salt(&source.spec, &stages, &outputs, "", Some(rt));
+        let mut estimate = crate::engine::Plan {
+            model: plan.model.clone(),
+            max_output: Some(plan.max_output),
+            ..Default::default()
+        };
+        // About 600 tokens of instructions, three characters a token.
+        let fixed = 1800;
+        for arm in &plan.arms {
+            if matches!(
+                arm.reader,
+                "map_reduce" | "refine" | "skim" | "rerank" | "hierarchical" | "ensemble"
+            ) {
+                estimate.extract = Some((arm.spec.clone(), fixed));
+            } else {
+                let tokens = match arm.reader {
+                    "stuff" => arm.settings.budget_tokens,
+                    _ => (arm.settings.top_k * arm.spec.max_tokens).min(arm.settings.budget_tokens),
+                };
+                estimate.screen = Some((fixed, tokens * 4));
+            }
+        }
+        Run {
+            source: source.spec.clone(),
+            opts,
+            protocol: salt[..16].to_string(),
+            salt,
+            stages,
+            outputs,
+            want: usize::from(self.kind == Kind::Evidence),
+            store: self.env.store.clone(),
+            retry_failed: rt.retry_failed(),
+            plan: estimate,
+            window: crate::engine::window_docs(crate::engine::endpoint_in_flight(Some(rt))),
+            records: None,
+            publish: None,
+        }
+    }
+}
+
 impl TableFunctionImpl for AskFn {
     fn call_with_args(&self, args: TableFunctionArgs) -> Result<Arc<dyn TableProvider>> {
         let usage = match self.kind {
@@ -263,9 +341,10 @@ impl TableFunctionImpl for AskFn {
                     str_arg(&vals, 3, usage, "options")?.unwrap_or_default(),
                 )
             };
+        let named_text = named.clone();
         let mut allowed = CORPUS_OPTIONS.to_vec();
         allowed.extend(recipes::SETTINGS);
-        allowed.extend(["model", "max_output", "recipes"]);
+        allowed.extend(["model", "max_output", "recipes", "engine"]);
         allowed.extend(read::embed::OPTIONS);
         let raw = parse_options(&options, usage, &allowed)?;
         let opts = corpus_options(&raw, usage)?;
@@ -398,12 +477,37 @@ impl TableFunctionImpl for AskFn {
             model,
             max_output,
         };
+        let preset = super::preset_of(&args).filter(|p| p.serves(&source, &opts));
+        // A corpus run with a store goes window by window through the run
+        // engine (rows kept per document, a run started again restores
+        // them, ceilings checked up front); inside a window, the window's
+        // documents are read here.
+        let engine = match raw.get("engine").map(String::as_str) {
+            None | Some("true") => true,
+            Some("false") => false,
+            Some(v) => return plan_err!("{usage}: engine must be true or false, got '{v}'"),
+        };
+        if engine && preset.is_none() && self.env.store.is_some() {
+            if let Some(state) = args.session().as_any().downcast_ref::<SessionState>() {
+                // Each window runs this call again, read directly.
+                let options = match options.trim() {
+                    "" => "engine=false".to_string(),
+                    o => format!("{o}, engine=false"),
+                };
+                let args_sql = [&source.spec, &plan.question, &named_text, &options]
+                    .map(|a| format!("'{}'", crate::review::sql_text(a)))
+                    .join(", ");
+                let run = self.engine_run(&args_sql, &source, opts, &plan, &rt);
+                return crate::engine::run_table(state, run).map_err(|e| e.context(usage));
+            }
+        }
         let schema = match self.kind {
             Kind::Answers => answers_schema(),
             Kind::Evidence => evidence_schema(),
             Kind::Compare => compare_schema(),
         };
         let part = AskPartition {
+            preset,
             kind: self.kind,
             schema: schema.clone(),
             source,
@@ -420,6 +524,8 @@ impl TableFunctionImpl for AskFn {
 }
 
 struct AskPartition {
+    /// The documents of the window this call runs in, if it is one's.
+    preset: Option<Arc<crate::engine::Preset>>,
     kind: Kind,
     schema: SchemaRef,
     source: Arc<Source>,
@@ -444,6 +550,8 @@ struct DocAsk {
     reader: &'static str,
     document_id: Option<String>,
     spent: Mutex<(i64, i64, Option<f64>)>,
+    /// Requests that failed, and whether a run ceiling stopped one.
+    failed: Mutex<(usize, bool)>,
 }
 
 #[async_trait::async_trait]
@@ -474,6 +582,11 @@ impl Ask for DocAsk {
             resume: false,
         };
         let out = self.rt.call(req, &ctx).await;
+        if let Some(e) = &out.error {
+            let mut f = self.failed.lock().expect("failed");
+            f.0 += 1;
+            f.1 |= matches!(e, ModelError::CallCap(_) | ModelError::CostCap(_));
+        }
         {
             let mut s = self.spent.lock().expect("spent");
             s.0 += out.tokens_in.unwrap_or(0) as i64;
@@ -540,6 +653,7 @@ async fn read_with(
         answer: None,
         partial: true,
         not_found: false,
+        status: "failed",
         notes: vec![],
         chunks_used: vec![],
         chunks: 0,
@@ -563,6 +677,7 @@ async fn read_with(
         reader: arm.reader,
         document_id: doc.document_id.clone(),
         spent: Mutex::new((0, 0, Some(0.0))),
+        failed: Mutex::new((0, false)),
     };
     let seg = segment_with(
         &SegDoc {
@@ -611,6 +726,12 @@ async fn read_with(
     row.tokens_out = to;
     row.usd = usd;
     row.seconds = started.elapsed().as_secs_f64();
+    let (failed, capped) = *ask.failed.lock().expect("failed");
+    row.status = match (failed, capped) {
+        (_, true) => "skipped",
+        (0, _) => "ok",
+        _ => "failed",
+    };
     let ev = a
         .evidence
         .into_iter()
@@ -644,12 +765,19 @@ impl PartitionStream for AskPartition {
     }
 
     fn execute(&self, _ctx: Arc<TaskContext>) -> SendableRecordBatchStream {
-        let docs = crate::corpus::documents(
-            self.source.clone(),
-            self.env.store.clone(),
-            self.opts.clone(),
-            false,
-        );
+        let docs = match &self.preset {
+            Some(p) => {
+                let docs: Vec<crate::error::Result<Document>> =
+                    p.docs.iter().map(|d| Ok(Document::clone(d))).collect();
+                futures::stream::iter(docs).boxed()
+            }
+            None => crate::corpus::documents(
+                self.source.clone(),
+                self.env.store.clone(),
+                self.opts.clone(),
+                false,
+            ),
+        };
         let (plan, rt, kind, schema) = (
             self.plan.clone(),
             self.rt.clone(),
@@ -661,21 +789,33 @@ impl PartitionStream for AskPartition {
                 let (plan, rt) = (plan.clone(), rt.clone());
                 async move {
                     let d = d.map_err(datafusion::error::DataFusionError::from)?;
+
                     Ok::<_, datafusion::error::DataFusionError>(
                         answer_document(d, plan, rt, kind).await,
                     )
                 }
             })
             .buffered(documents_at_once(&self.rt))
-            .then({
+            .map({
                 let rt = self.rt.clone();
+                let flushing = Arc::new(std::sync::atomic::AtomicBool::new(false));
                 move |r| {
-                    let (rt, schema) = (rt.clone(), schema.clone());
-                    async move {
-                        let read = r?;
-                        if let Err(e) = rt.flush().await {
-                            eprintln!("warning: writing the trace: {e}");
-                        }
+                    let read = r?;
+                    // The trace and cache are written on a task of their
+                    // own, one flush at a time: awaited here, a flush
+                    // waiting for the cache's lock would stop this stream
+                    // from polling the document that holds it (a cache
+                    // read), and neither would go on.
+                    if !flushing.swap(true, std::sync::atomic::Ordering::SeqCst) {
+                        let (rt, flushing) = (rt.clone(), flushing.clone());
+                        tokio::spawn(async move {
+                            if let Err(e) = rt.flush().await {
+                                eprintln!("warning: writing the trace: {e}");
+                            }
+                            flushing.store(false, std::sync::atomic::Ordering::SeqCst);
+                        });
+                    }
+                    {
                         match kind {
                             Kind::Answers | Kind::Compare => {
                                 let rows: Vec<&AnswerRow> = read.iter().map(|(r, _)| r).collect();
@@ -690,6 +830,20 @@ impl PartitionStream for AskPartition {
                     }
                 }
             })
+            // Every document read: what is left is written before the
+            // stream ends.
+            .chain(
+                futures::stream::once({
+                    let rt = self.rt.clone();
+                    async move {
+                        if let Err(e) = rt.flush().await {
+                            eprintln!("warning: writing the trace: {e}");
+                        }
+                        None
+                    }
+                })
+                .filter_map(futures::future::ready),
+            )
             .boxed();
         Box::pin(RecordBatchStreamAdapter::new(self.schema.clone(), stream))
     }

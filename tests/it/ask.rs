@@ -540,3 +540,130 @@ async fn the_segmenters_that_ask_a_model_ask_it_and_say_what_degraded() {
     .await;
     assert!(t.contains("| 9 | 9 |"), "{t}");
 }
+
+/// A corpus run of `ask` with a store goes window by window through the
+/// run engine: killed with SIGKILL while the last window's one request is
+/// held, and started again, it ends with the same answers and evidence as
+/// an uninterrupted run, sends no answered request again, and keeps its
+/// rows in the store's `answers` and `answer_evidence` tables. A document
+/// whose request failed is `status = 'failed'`, restored as it is, and read
+/// again with `retry_failed`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_killed_ask_run_started_again_ends_with_the_same_answers() {
+    use crate::common::{answered, assert_none_sent_again, finished, sql_command, stdout_of};
+    let dir = tempfile::tempdir().unwrap();
+    let mut files = Vec::new();
+    for i in 0..40 {
+        files.push((
+            format!("r{i:02}.txt"),
+            format!(
+                "Report R{i:02}.\n\nIn all, {} adults were randomised.\n",
+                100 + i
+            ),
+        ));
+    }
+    let files: Vec<(&str, &str)> = files
+        .iter()
+        .map(|(a, b)| (a.as_str(), b.as_str()))
+        .collect();
+    let corpus = corpus_with(dir.path(), &files);
+    let mut rules = vec![Rule {
+        needle: "Report R07.".into(),
+        actions: vec![Action::Status(500, None)],
+    }];
+    for i in 0..40 {
+        rules.push(reply(
+            &format!("Report R{i:02}."),
+            &format!("{} adults were randomised [chunk 1].", 100 + i),
+        ));
+    }
+    let c = corpus.display();
+    let f = "regexp_replace(source, '^.*/', '') AS f";
+    let queries = [
+        format!("SELECT {f}, answer, partial, status, calls, array_to_string(chunks_used, ',') AS used, array_to_string(notes, ' / ') AS notes FROM ask('{c}', '{Q}', 'reader=stuff, max_tokens=12') ORDER BY f"),
+        format!("SELECT {f}, chunk_id, kind, text FROM ask_evidence('{c}', '{Q}', 'reader=stuff, max_tokens=12') ORDER BY f, chunk_id"),
+    ];
+    let run = |url: &str, store: &std::path::Path| sql_command(url, store, &queries);
+    let port = regex::Regex::new(r"127\.0\.0\.1:\d+").unwrap();
+    let norm = |out: std::process::Output| {
+        port.replace_all(&stdout_of(out), "127.0.0.1:PORT")
+            .to_string()
+    };
+    let a = TestServer::start(rules.clone(), Duration::ZERO)
+        .await
+        .unwrap();
+    let want = norm(run(&a.base_url(), &dir.path().join("a")).output().unwrap());
+    let total = a.count();
+    // 40 documents of one request each; R07's fails twice (two attempts).
+    assert_eq!(total, 41, "{want}");
+    let row = |t: &str, f: &str| -> Vec<String> {
+        t.lines()
+            .find(|l| l.starts_with(&format!("| {f} ")))
+            .unwrap_or_else(|| panic!("no row {f}: {t}"))
+            .split('|')
+            .map(|c| c.trim().to_string())
+            .collect()
+    };
+    assert_eq!(
+        row(&want, "r12.txt")[2..7],
+        [
+            "112 adults were randomised [chunk 1].",
+            "false",
+            "ok",
+            "1",
+            "0,1"
+        ]
+    );
+    assert_eq!(
+        row(&want, "r07.txt")[2..7],
+        ["", "true", "failed", "1", "0,1"]
+    );
+    assert!(
+        row(&want, "r07.txt")[7].starts_with("failed_calls:"),
+        "{want}"
+    );
+    let kept = finished(&dir.path().join("a"), "answers");
+    assert_eq!(kept, 40);
+    assert_eq!(finished(&dir.path().join("a"), "answer_evidence"), 40);
+
+    let b = TestServer::start(rules, Duration::ZERO).await.unwrap();
+    b.hold_matching("Report R39.");
+    let store_b = dir.path().join("b");
+    let mut child = run(&b.base_url(), &store_b).spawn().unwrap();
+    let t0 = std::time::Instant::now();
+    // Windows of 16: the first two are written, the last holds R39.
+    while b.answered().len() < total - 1 || finished(&store_b, "answers") < 32 {
+        assert!(
+            t0.elapsed() < Duration::from_secs(90),
+            "the run never got that far: {} of {total} answered, {} kept",
+            b.answered().len(),
+            finished(&store_b, "answers")
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert!(
+        child.try_wait().unwrap().is_none(),
+        "the run ended before the kill"
+    );
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let before = answered(&b);
+    b.release();
+    let out = norm(run(&b.base_url(), &store_b).output().unwrap());
+    assert_eq!(out, want, "the resumed run's answers differ");
+    assert_none_sent_again(&before, &answered(&b), total);
+
+    // Restored as it is; read again with retry_failed (R07 now fails
+    // again, so its row stays failed, and its request was sent).
+    let sent = b.count();
+    let mut cmd = run(&b.base_url(), &store_b);
+    assert_eq!(norm(cmd.output().unwrap()), want);
+    assert_eq!(b.count(), sent, "a restored run sends nothing");
+    cmd.arg("--retry-failed");
+    let again = norm(cmd.output().unwrap());
+    assert!(again.contains("| r07.txt |"), "{again}");
+    assert!(
+        b.count() > sent,
+        "retry_failed reads the failed document again"
+    );
+}
