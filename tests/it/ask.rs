@@ -667,3 +667,48 @@ async fn a_killed_ask_run_started_again_ends_with_the_same_answers() {
         "retry_failed reads the failed document again"
     );
 }
+
+/// A run ceiling refuses a corpus run up front, before anything is sent,
+/// when the fewest requests its reader makes already pass it: map_reduce
+/// sends at least one per chunk (four here), stuff one per document.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_ceiling_refuses_the_ask_before_anything_is_sent() {
+    let srv = TestServer::start(
+        vec![reply(
+            "Answer the question from the passages below only",
+            ANSWER,
+        )],
+        Duration::ZERO,
+    )
+    .await
+    .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let corpus = corpus_with(dir.path(), &[("trial.txt", DOC)]);
+    let ctx = crate::common::scripted_session(
+        &srv.base_url(),
+        dir.path(),
+        "[limits]\nmax_total_calls = 3\n",
+    );
+    let c = corpus.display();
+    let e = ctx
+        .sql(&format!(
+            "SELECT * FROM ask('{c}', '{Q}', 'reader=map_reduce, max_tokens=12')"
+        ))
+        .await
+        .unwrap()
+        .collect()
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("call_cap: this would make at least 4 model calls"),
+        "{e}"
+    );
+    assert_eq!(srv.count(), 0);
+    let t = table(
+        &ctx,
+        &format!("SELECT status, calls FROM ask('{c}', '{Q}', 'reader=stuff, max_tokens=12')"),
+    )
+    .await;
+    assert!(t.contains("| ok     | 1     |"), "{t}");
+}
