@@ -571,4 +571,33 @@ async fn ask_over_the_bundled_corpus_with_the_real_model() {
         }
     }
     assert!(answered > 0, "the model answered nothing");
+    // The proposition segmenter with the real model over the one small
+    // file: one batch (765 bytes), then stuff's one request. However the
+    // model replies, the statements are its or the batch is kept as
+    // written, and the row says which.
+    let table = c.join("PMC3654355_table1.csv");
+    let b = sql(
+        &ctx,
+        &format!("SELECT segmentation, calls, chunks, array_to_string(notes, ' / ') AS notes, status FROM ask('{}', 'How many participants were randomised?', 'segment=proposition, reader=stuff')", table.display()),
+    )
+    .await
+    .expect("ask with proposition");
+    let b = datafusion::arrow::compute::concat_batches(&b[0].schema(), &b).unwrap();
+    assert_eq!(b.num_rows(), 1);
+    assert_eq!(b.column(0).as_string::<i32>().value(0), "proposition");
+    let int = |i: usize| {
+        b.column(i)
+            .as_primitive::<datafusion::arrow::datatypes::Int64Type>()
+            .value(0)
+    };
+    assert_eq!(int(1), 2, "one batch, then one answer");
+    assert!(int(2) >= 1, "chunks");
+    let notes = b.column(3).as_string::<i32>().value(0);
+    let status = b.column(4).as_string::<i32>().value(0);
+    assert!(
+        status == "ok"
+            || notes.contains("failed_calls")
+            || notes.contains("proposition_kept_as_written"),
+        "{status}: {notes}"
+    );
 }
