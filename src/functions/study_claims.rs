@@ -265,17 +265,26 @@ impl TableFunctionImpl for StudyClaimsFn {
             .session()
             .config()
             .get_extension::<crate::model::Runtime>();
-        let info =
-            runtime
-                .as_ref()
-                .map_or_else(crate::model::config::ModelInfo::unregistered, |rt| {
-                    let model = protocol
-                        .model
-                        .clone()
-                        .unwrap_or_else(|| rt.config().default_model());
-                    rt.config().registry.info(&model)
-                });
-        let out = protocol.max_output.unwrap_or(u64::from(info.max_output));
+        let asked = protocol
+            .max_output
+            .map(|m| u32::try_from(m).unwrap_or(u32::MAX));
+        // The output cap as the requests will carry it: the protocol's,
+        // else the configuration's, else 1,024, within the model's cap.
+        let (info, out) = match runtime.as_ref() {
+            Some(rt) => {
+                let model = protocol
+                    .model
+                    .clone()
+                    .unwrap_or_else(|| rt.config().default_model());
+                let out = rt.resolve_max_output(&model, asked);
+                (rt.config().registry.info(&model), u64::from(out))
+            }
+            None => {
+                let info = crate::model::config::ModelInfo::unregistered();
+                let out = asked.unwrap_or(1024).min(info.max_output).max(1);
+                (info, u64::from(out))
+            }
+        };
         let source = Source {
             src: src.clone(),
             protocol_path: path.clone(),
