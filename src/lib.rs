@@ -16,6 +16,7 @@ pub mod process;
 pub mod read;
 pub mod records;
 pub mod repl;
+pub mod report;
 pub mod review;
 pub mod segment;
 pub mod session;

@@ -64,6 +64,15 @@ enum Command {
         #[arg(short = 'i', long)]
         interactive: bool,
     },
+    /// Write the audit report over a store: one self-contained HTML page (no
+    /// script, nothing fetched) with what failed counted first.
+    Report {
+        /// The HTML file to write.
+        out: PathBuf,
+        /// The store the runs kept their tables in: a folder or s3://bucket/prefix/.
+        #[arg(long, default_value = "./.quarry/", env = "QUARRY_STORE")]
+        store: String,
+    },
     /// Write the baseline-characteristics tables of a corpus (`cohort_tables`) as an RDF
     /// knowledge graph in Turtle, in the Study Cohort Ontology's patterns.
     Kg {
@@ -82,6 +91,35 @@ enum Command {
 
 async fn run(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
+        Command::Report { out, store } => {
+            let settings = Settings {
+                store: Some(store.clone()),
+                config: None,
+                replay: None,
+                replay_partial: false,
+                client: None,
+                progress: false,
+                retry_failed: false,
+            };
+            let ctx = quarry::session(&settings)?;
+            let (html, s) =
+                quarry::report::render(&ctx, &format!("quarry audit report: {store}")).await;
+            std::fs::write(&out, &html)
+                .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", out.display()))?;
+            eprintln!(
+                "{} document(s) ({} failed), {} value(s) ({} unverified, {} without a quote), {} request(s) ({} failed) -> {} ({} bytes)",
+                s.documents,
+                s.failed,
+                s.values,
+                s.unverified,
+                s.unquoted,
+                s.calls,
+                s.failed_calls,
+                out.display(),
+                html.len()
+            );
+            Ok(())
+        }
         Command::Kg {
             src,
             out,

@@ -818,7 +818,15 @@ pub async fn latest_extraction(store: &Store) -> Option<(String, SchemaRef)> {
         bytes.clone(),
     )
     .ok()?;
-    let schema = b.schema().clone();
+    // The columns only: the file's key-value metadata (the protocol) is not
+    // the table's, and a schema carrying it would differ from the one its
+    // rows are read with (DataFusion refuses such a plan).
+    let schema = Arc::new(
+        b.schema()
+            .as_ref()
+            .clone()
+            .with_metadata(Default::default()),
+    );
     let (protocol, _) = read_parquet_meta(bytes, LATEST_KEY).ok()?;
     Some((protocol?, schema))
 }

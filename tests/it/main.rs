@@ -17,6 +17,7 @@ mod model;
 mod pdf;
 mod readme;
 mod records;
+mod report;
 mod s3;
 mod segmenting;
 mod slt;
