@@ -102,8 +102,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
                 retry_failed: false,
             };
             let ctx = quarry::session(&settings)?;
-            let (html, s) =
-                quarry::report::render(&ctx, &format!("quarry audit report: {store}")).await;
+            let (html, s) = quarry::report::render(&ctx, &store).await;
             std::fs::write(&out, &html)
                 .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", out.display()))?;
             eprintln!(

@@ -12,8 +12,8 @@
 //! escaped, so a document holding `<script>` or an `onerror=` attribute
 //! shows as text.
 //!
-//! Not yet in it (issue 21): the PRISMA flow, calibration, the write-up
-//! and its citations, `ask` answers, the quote highlighted within its chunk.
+//! Not yet in it (issue 21): the PRISMA flow and the calibration (both
+//! computed on demand, not kept in the store), options to pick one run.
 
 use std::fmt::Write as _;
 
@@ -36,6 +36,12 @@ pub struct Summary {
     pub unquoted: u64,
     /// Screening decisions that are neither include nor exclude.
     pub undecided: u64,
+    /// `ask` answers kept in the store.
+    pub answers: u64,
+    /// Of those, answers that are partial or whose run failed.
+    pub partial_answers: u64,
+    /// Citations in a write-up of a study that is not among its studies.
+    pub unknown_citations: u64,
     /// Model requests recorded.
     pub calls: u64,
     /// Of those, requests that failed.
@@ -105,35 +111,59 @@ struct Table {
 /// corpus of 10,000 documents is not one long page.
 const SHOWN: usize = 200;
 
-/// An HTML table of `t`; `class` marks a row (e.g. `bad`) from its values.
+/// Rows a table section holds at most (flagged rows first), so the page of
+/// a large corpus stays a few megabytes; the rest is counted, with the SQL
+/// that lists them.
+pub const LIMIT: usize = 1000;
+
+/// The rows a section shows, in their order: every flagged row first (up
+/// to [`LIMIT`]), then the others while there is room.
+fn pick(rows: &[Vec<Option<String>>], bad: impl Fn(&[Option<String>]) -> bool) -> Vec<usize> {
+    if rows.len() <= LIMIT {
+        return (0..rows.len()).collect();
+    }
+    let flagged: Vec<usize> = (0..rows.len()).filter(|&i| bad(&rows[i])).collect();
+    let mut shown: Vec<usize> = flagged.iter().copied().take(LIMIT).collect();
+    let room = LIMIT - shown.len();
+    shown.extend((0..rows.len()).filter(|&i| !bad(&rows[i])).take(room));
+    shown.sort_unstable();
+    shown
+}
+
+/// The line under a section that could not show every row.
+fn omitted(out: &mut String, n: usize, store: &str, sql: &str) {
+    if n == 0 {
+        return;
+    }
+    let _ = write!(
+        out,
+        "<p class=\"note\">{n} more rows are not on this page (every flagged row is shown first). \
+         To list them: <code>quarry sql --store {} -c \"{}\"</code></p>",
+        esc(&shell_word(store)),
+        esc(sql)
+    );
+}
+
+/// `s` as one shell word.
+fn shell_word(s: &str) -> String {
+    if s.chars()
+        .all(|c| c.is_ascii_alphanumeric() || "/._-:".contains(c))
+    {
+        s.to_string()
+    } else {
+        format!("'{}'", s.replace('\'', "'\\''"))
+    }
+}
+
+/// An HTML table of `t`'s rows `shown`; `class` marks a row (e.g. `bad`)
+/// from its values.
 fn html_table(
     out: &mut String,
     t: &Table,
+    shown: &[usize],
     class: impl Fn(&[Option<String>]) -> Option<&'static str>,
 ) {
-    let head = |out: &mut String| {
-        out.push_str("<table><thead><tr>");
-        for c in &t.columns {
-            let _ = write!(out, "<th>{}</th>", esc(c));
-        }
-        out.push_str("</tr></thead><tbody>");
-    };
-    head(out);
-    for (i, r) in t.rows.iter().enumerate() {
-        if i == SHOWN {
-            let _ = write!(
-                out,
-                "</tbody></table><details><summary>{} more rows</summary>",
-                t.rows.len() - SHOWN
-            );
-            head(out);
-        }
-        match class(r) {
-            Some(c) => {
-                let _ = write!(out, "<tr class=\"{c}\">");
-            }
-            None => out.push_str("<tr>"),
-        }
+    let cells = |out: &mut String, r: &[Option<String>]| {
         for v in r {
             match v {
                 Some(v) => {
@@ -142,12 +172,178 @@ fn html_table(
                 None => out.push_str("<td class=\"null\">—</td>"),
             }
         }
+    };
+    let columns: Vec<&str> = t.columns.iter().map(String::as_str).collect();
+    folded(out, &columns, shown.len(), |out, k| {
+        let r = &t.rows[shown[k]];
+        row_open(out, class(r));
+        cells(out, r);
         out.push_str("</tr>");
+    });
+}
+
+/// `<tr>` with a class or without.
+fn row_open(out: &mut String, class: Option<&str>) {
+    match class {
+        Some(c) => {
+            let _ = write!(out, "<tr class=\"{c}\">");
+        }
+        None => out.push_str("<tr>"),
+    }
+}
+
+/// A table of `n` rows that `row` writes, under `columns`, the rows past
+/// [`SHOWN`] folded into a `<details>`.
+fn folded(out: &mut String, columns: &[&str], n: usize, mut row: impl FnMut(&mut String, usize)) {
+    let head = |out: &mut String| {
+        out.push_str("<table><thead><tr>");
+        for c in columns {
+            let _ = write!(out, "<th>{}</th>", esc(c));
+        }
+        out.push_str("</tr></thead><tbody>");
+    };
+    head(out);
+    for k in 0..n {
+        if k == SHOWN {
+            let _ = write!(
+                out,
+                "</tbody></table><details><summary>{} more rows</summary>",
+                n - SHOWN
+            );
+            head(out);
+        }
+        row(out, k);
     }
     out.push_str("</tbody></table>");
-    if t.rows.len() > SHOWN {
+    if n > SHOWN {
         out.push_str("</details>");
     }
+}
+
+/// Characters of the document shown either side of a quote.
+const AROUND: usize = 160;
+
+/// The text of the documents the shown evidence rows point into, by
+/// `document_id`, read again through the store's ingest cache. A document
+/// that cannot be read (moved since the run) is left out: its rows show
+/// the quote alone.
+async fn texts(
+    ctx: &SessionContext,
+    t: &Table,
+    shown: &[usize],
+) -> std::collections::HashMap<String, Vec<char>> {
+    let mut sources = std::collections::BTreeSet::new();
+    for &i in shown {
+        let r = &t.rows[i];
+        if let (Some(src), Some(_)) = (&r[1], &r[9]) {
+            sources.insert(src.clone());
+        }
+    }
+    let mut out = std::collections::HashMap::new();
+    for src in sources {
+        let sql = format!(
+            "SELECT document_id, text FROM documents('{}') WHERE text IS NOT NULL",
+            src.replace('\'', "''")
+        );
+        if let Ok(d) = rows(ctx, &sql).await {
+            for r in d.rows {
+                if let (Some(id), Some(text)) = (&r[0], &r[1]) {
+                    out.insert(id.clone(), text.chars().collect());
+                }
+            }
+        }
+    }
+    out
+}
+
+/// The quote as it stands in the document: `AROUND` characters either side
+/// and the located span marked, or `None` when the span is not in `text`.
+fn in_context(text: &[char], start: usize, end: usize) -> Option<String> {
+    if start >= end || end > text.len() {
+        return None;
+    }
+    let from = start.saturating_sub(AROUND);
+    let to = (end + AROUND).min(text.len());
+    let s = |a: usize, b: usize| esc(&text[a..b].iter().collect::<String>());
+    Some(format!(
+        "{}{}<mark>{}</mark>{}{}",
+        if from > 0 { "…" } else { "" },
+        s(from, start),
+        s(start, end),
+        s(end, to),
+        if to < text.len() { "…" } else { "" },
+    ))
+}
+
+/// The evidence rows `shown` (columns as the evidence query selects them):
+/// each quote where it stands in its document, or flagged.
+fn values_table(
+    out: &mut String,
+    t: &Table,
+    shown: &[usize],
+    texts: &std::collections::HashMap<String, Vec<char>>,
+) {
+    let cols = [
+        "document",
+        "field",
+        "value",
+        "quote, where it stands",
+        "page",
+        "section",
+        "verified",
+        "match",
+    ];
+    folded(out, &cols, shown.len(), |out, k| {
+        let r = &t.rows[shown[k]];
+        let get = |i: usize| r[i].as_deref();
+        let verified = get(7) == Some("true");
+        row_open(out, (!verified).then_some("bad"));
+        let doc = get(1)
+            .map(|s| s.rsplit('/').next().unwrap_or(s).to_string())
+            .or(get(0).map(|id| id.chars().take(12).collect()))
+            .unwrap_or_default();
+        let _ = write!(
+            out,
+            "<td>{}</td><td>{}</td><td>{}</td>",
+            esc(&doc),
+            esc(get(2).unwrap_or("")),
+            get(3).map(esc).unwrap_or_else(|| "—".into())
+        );
+        let quote = get(4).filter(|q| !q.trim().is_empty());
+        let span = || {
+            let text = texts.get(get(0)?)?;
+            let start: usize = get(9)?.parse().ok()?;
+            let end: usize = get(10)?.parse().ok()?;
+            in_context(text, start, end)
+        };
+        match (quote, verified) {
+            (None, _) => out.push_str("<td><mark class=\"missing\">no quote</mark></td>"),
+            (Some(q), false) => {
+                let _ = write!(
+                    out,
+                    "<td><q>{}</q> <mark class=\"missing\">not in the document</mark></td>",
+                    esc(q)
+                );
+            }
+            (Some(q), true) => match span() {
+                Some(c) => {
+                    let _ = write!(out, "<td class=\"ctx\">{c}</td>");
+                }
+                None => {
+                    let _ = write!(out, "<td><q>{}</q></td>", esc(q));
+                }
+            },
+        }
+        for i in [5, 6, 7, 8] {
+            match get(i) {
+                Some(v) => {
+                    let _ = write!(out, "<td>{}</td>", esc(v));
+                }
+                None => out.push_str("<td class=\"null\">—</td>"),
+            }
+        }
+        out.push_str("</tr>");
+    });
 }
 
 const STYLE: &str = "body{font:14px/1.45 system-ui,sans-serif;margin:2em auto;max-width:72em;padding:0 1em;color:#222}\
@@ -157,11 +353,12 @@ th,td{border:1px solid #ddd;padding:.25em .5em;text-align:left;vertical-align:to
 th{background:#f3f3f3}tr.bad td{background:#fde8e8}td.null{color:#999}\
 .counts td.n{font-weight:bold;text-align:right}.counts tr.bad td{font-weight:bold}\
 .note{background:#fff8e1;border-left:4px solid #f0b400;padding:.5em 1em}\
-q{background:#fff3b0}mark.missing{background:#f8b4b4}\
+q{background:#fff3b0}mark{background:#ffe066}mark.missing{background:#f8b4b4}td.ctx{max-width:40em}blockquote{margin:.3em 0;padding:.2em .6em;border-left:3px solid #ccc}blockquote.bad{border-color:#e55}.writeup{max-width:48em}\
 @media print{details{display:block}details>summary{display:none}}";
 
 /// The report over the store `ctx` opens: the HTML and what it counted.
-pub async fn render(ctx: &SessionContext, title: &str) -> (String, Summary) {
+pub async fn render(ctx: &SessionContext, store: &str) -> (String, Summary) {
+    let title = format!("quarry audit report: {store}");
     let mut s = Summary::default();
     let mut body = String::new();
     // What happened to every document: its screening and its extraction.
@@ -219,7 +416,14 @@ pub async fn render(ctx: &SessionContext, title: &str) -> (String, Summary) {
         }
         body.push_str("<h2 id=\"documents\">What happened to every document</h2>");
         body.push_str("<p>A status other than <code>ok</code> is a document the run could not read or a request that failed; its error says what to do.</p>");
-        html_table(&mut body, d, |r| failed(r).then_some("bad"));
+        let shown = pick(&d.rows, |r| failed(r));
+        html_table(&mut body, d, &shown, |r| failed(r).then_some("bad"));
+        omitted(
+            &mut body,
+            d.rows.len() - shown.len(),
+            store,
+            "SELECT source, status, error, duplicate_of FROM extraction ORDER BY source",
+        );
     }
     if let Ok(t) = rows(
         ctx,
@@ -231,38 +435,63 @@ pub async fn render(ctx: &SessionContext, title: &str) -> (String, Summary) {
         if !t.rows.is_empty() {
             body.push_str("<h2 id=\"screening\">Screening decisions</h2><p>Each decision with the sentence it rests on; <code>verified</code> is whether that sentence is verbatim in the document.</p>");
             let v = t.columns.iter().position(|c| c == "verified");
-            html_table(&mut body, &t, |r| {
-                v.and_then(|i| r[i].as_deref())
-                    .is_some_and(|x| x == "false")
-                    .then_some("bad")
-            });
+            let bad = |r: &[Option<String>]| {
+                v.and_then(|i| r[i].as_deref()).is_some_and(|x| x == "false")
+            };
+            let shown = pick(&t.rows, bad);
+            html_table(&mut body, &t, &shown, |r| bad(r).then_some("bad"));
+            omitted(
+                &mut body,
+                t.rows.len() - shown.len(),
+                store,
+                "SELECT source, decision, criterion, reason, quote, verified FROM screening ORDER BY source",
+            );
         }
     }
-    if let Ok(t) = rows(
+    let evidence = rows(
         ctx,
-        "SELECT document_id AS document, field, value, quote, page, section, verified, \"match\" \
-         FROM evidence ORDER BY document_id, field",
+        "SELECT e.document_id, x.source, e.field, e.value, e.quote, e.page, e.section, e.verified, \
+         e.\"match\", e.char_start, e.char_end \
+         FROM evidence e LEFT JOIN (SELECT DISTINCT document_id, source FROM extraction) x \
+         ON e.document_id = x.document_id ORDER BY x.source, e.document_id, e.field",
     )
-    .await
-    {
+    .await;
+    let evidence = match evidence {
+        Ok(t) => Ok(t),
+        Err(_) => rows(
+        ctx,
+        "SELECT document_id, CAST(NULL AS VARCHAR) AS source, field, value, quote, page, section, verified, \
+         \"match\", char_start, char_end FROM evidence ORDER BY document_id, field",
+    )
+        .await,
+    };
+    if let Ok(t) = evidence {
         s.values = t.rows.len() as u64;
         s.unverified = t
             .rows
             .iter()
-            .filter(|r| r[6].as_deref() == Some("false"))
+            .filter(|r| r[7].as_deref() == Some("false"))
             .count() as u64;
         s.unquoted = t
             .rows
             .iter()
-            .filter(|r| r[3].as_deref().is_none_or(|q| q.trim().is_empty()))
+            .filter(|r| r[4].as_deref().is_none_or(|q| q.trim().is_empty()))
             .count() as u64;
         if !t.rows.is_empty() {
-            body.push_str("<h2 id=\"values\">Every extracted value and its quote</h2><p>Rows in red: the quote was not found in the document (or there is none), so nothing ties the value to the text.</p>");
-            html_table(&mut body, &t, |r| {
-                (r[6].as_deref() != Some("true")).then_some("bad")
-            });
+            body.push_str("<h2 id=\"values\">Every extracted value and its quote</h2><p>Each value with the sentence the model gave for it, shown where it stands in the document (<mark>marked</mark>). Rows in red: the quote was not found in the document (or there is none), so nothing ties the value to the text.</p>");
+            let shown = pick(&t.rows, |r| r[7].as_deref() != Some("true"));
+            let texts = texts(ctx, &t, &shown).await;
+            values_table(&mut body, &t, &shown, &texts);
+            omitted(
+                &mut body,
+                t.rows.len() - shown.len(),
+                store,
+                "SELECT * FROM evidence WHERE verified ORDER BY document_id, field",
+            );
         }
     }
+    answers_section(ctx, store, &mut body, &mut s).await;
+    synthesis_section(ctx, &mut body, &mut s).await;
     if let Ok(t) = rows(
         ctx,
         "SELECT stage, count(*) AS calls, sum(CASE WHEN ok THEN 0 ELSE 1 END) AS failed, \
@@ -284,7 +513,7 @@ pub async fn render(ctx: &SessionContext, title: &str) -> (String, Summary) {
             .sum();
         if !t.rows.is_empty() {
             body.push_str("<h2 id=\"cost\">Cost and time, per stage</h2><p>Every model request is in the store's <code>calls</code> table with its request and reply; a replayed or cached request costs nothing again.</p>");
-            html_table(&mut body, &t, |_| None);
+            html_table(&mut body, &t, &(0..t.rows.len()).collect::<Vec<_>>(), |_| None);
         }
     }
     if let Ok(t) = rows(
@@ -295,7 +524,7 @@ pub async fn render(ctx: &SessionContext, title: &str) -> (String, Summary) {
     {
         if !t.rows.is_empty() {
             body.push_str("<h2 id=\"protocol\">Protocols</h2><p>The hash of the protocol each extraction was made under: a changed protocol is a different hash, so rows made under another are not mixed in silently.</p>");
-            html_table(&mut body, &t, |_| None);
+            html_table(&mut body, &t, &(0..t.rows.len()).collect::<Vec<_>>(), |_| None);
         }
     }
     let mut head = String::new();
@@ -304,8 +533,8 @@ pub async fn render(ctx: &SessionContext, title: &str) -> (String, Summary) {
         "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\">\
          <meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'\">\
          <title>{}</title><style>{STYLE}</style></head><body><h1>{}</h1>",
-        esc(title),
-        esc(title)
+        esc(&title),
+        esc(&title)
     );
     let count = |out: &mut String, label: &str, n: u64, bad: bool| {
         let _ = write!(
@@ -337,6 +566,21 @@ pub async fn render(ctx: &SessionContext, title: &str) -> (String, Summary) {
         true,
     );
     count(&mut head, "values with no quote", s.unquoted, true);
+    if s.answers > 0 {
+        count(&mut head, "ask answers", s.answers, false);
+        count(
+            &mut head,
+            "ask answers partial, or whose requests failed",
+            s.partial_answers,
+            true,
+        );
+    }
+    count(
+        &mut head,
+        "write-up citations of studies that do not exist",
+        s.unknown_citations,
+        true,
+    );
     count(&mut head, "model requests", s.calls, false);
     count(
         &mut head,
@@ -356,6 +600,239 @@ pub async fn render(ctx: &SessionContext, title: &str) -> (String, Summary) {
     (html, s)
 }
 
+/// The `ask` answers kept in the store, question by question: each
+/// document's answer, whether it is partial and why, and the passages it
+/// read in document order.
+async fn answers_section(ctx: &SessionContext, store: &str, body: &mut String, s: &mut Summary) {
+    let Ok(t) = rows(
+        ctx,
+        "SELECT run_id, document_id, source, question, recipe, reader, answer, partial, not_found, status, \
+         array_to_string(notes, '; ') AS notes, calls, usd FROM answers ORDER BY question, run_id, source",
+    )
+    .await
+    else {
+        return;
+    };
+    if t.rows.is_empty() {
+        return;
+    }
+    let bad =
+        |r: &[Option<String>]| r[7].as_deref() != Some("false") || r[9].as_deref() != Some("ok");
+    s.answers = t.rows.len() as u64;
+    s.partial_answers = t.rows.iter().filter(|r| bad(r)).count() as u64;
+    let mut passages: std::collections::HashMap<(String, String), Vec<String>> =
+        std::collections::HashMap::new();
+    if let Ok(e) = rows(
+        ctx,
+        "SELECT run_id, document_id, chunk_id, text, page, section, kind, verified FROM answer_evidence \
+         ORDER BY run_id, document_id, chunk_id",
+    )
+    .await
+    {
+        for r in e.rows {
+            let (Some(run), Some(doc)) = (r[0].clone(), r[1].clone()) else {
+                continue;
+            };
+            let mut p = String::new();
+            let flagged = r[7].as_deref() == Some("false");
+            let _ = write!(
+                p,
+                "<blockquote{}><small>chunk {} · page {} · {} · {}{}</small><br>{}</blockquote>",
+                if flagged { " class=\"bad\"" } else { "" },
+                esc(r[2].as_deref().unwrap_or("—")),
+                esc(r[4].as_deref().unwrap_or("—")),
+                esc(r[5].as_deref().unwrap_or("—")),
+                esc(r[6].as_deref().unwrap_or("")),
+                if flagged { " · <mark class=\"missing\">not in the document</mark>" } else { "" },
+                esc(r[3].as_deref().unwrap_or(""))
+            );
+            passages.entry((run, doc)).or_default().push(p);
+        }
+    }
+    body.push_str("<h2 id=\"answers\">Questions asked of the corpus</h2><p>Each answer with the passages its reader sent to the model, in document order. A partial answer says why (a dropped chunk, a failed call, a cap reached, a merge that fell back); its row is red.</p>");
+    let shown = pick(&t.rows, bad);
+    let mut question: Option<&str> = None;
+    let cols = [
+        "document",
+        "recipe · reader",
+        "answer",
+        "partial, and why",
+        "passages",
+    ];
+    let mut group: Vec<usize> = Vec::new();
+    let flush = |body: &mut String, group: &mut Vec<usize>| {
+        if group.is_empty() {
+            return;
+        }
+        folded(body, &cols, group.len(), |out, k| {
+            let r = &t.rows[group[k]];
+            let get = |i: usize| r[i].as_deref().unwrap_or("");
+            row_open(out, bad(r).then_some("bad"));
+            let why = match (get(7), get(9)) {
+                (_, st) if st != "ok" => format!("{st}: {}", get(10)),
+                ("true", _) => format!("partial: {}", get(10)),
+                _ if get(8) == "true" => "not found in the document".to_string(),
+                _ => String::new(),
+            };
+            let ps = passages
+                .get(&(get(0).to_string(), get(1).to_string()))
+                .map(Vec::as_slice)
+                .unwrap_or_default();
+            let _ = write!(
+                out,
+                "<td>{}</td><td>{} · {}</td><td>{}</td><td>{}</td><td><details><summary>{} passage{}</summary>{}</details></td></tr>",
+                esc(get(2).rsplit('/').next().unwrap_or("")),
+                esc(get(4)),
+                esc(get(5)),
+                esc(get(6)),
+                esc(&why),
+                ps.len(),
+                if ps.len() == 1 { "" } else { "s" },
+                ps.concat()
+            );
+        });
+        group.clear();
+    };
+    for &i in &shown {
+        let q = t.rows[i][3].as_deref().unwrap_or("");
+        if question != Some(q) {
+            flush(body, &mut group);
+            let _ = write!(body, "<h3>{}</h3>", esc(q));
+            question = Some(q);
+        }
+        group.push(i);
+    }
+    flush(body, &mut group);
+    omitted(
+        body,
+        t.rows.len() - shown.len(),
+        store,
+        "SELECT source, question, recipe, answer, partial, notes FROM answers ORDER BY question, source",
+    );
+}
+
+/// Every write-up kept in the store: its text with each `[study n]`
+/// linked to the study it cites (a marker no study has is flagged and
+/// counted), and the list of cited studies.
+async fn synthesis_section(ctx: &SessionContext, body: &mut String, s: &mut Summary) {
+    let Ok(w) = rows(
+        ctx,
+        "SELECT synthesis_id, src, protocol_hash, options, CAST(written_at AS VARCHAR), text_marked, partial, note \
+         FROM synthesis_review ORDER BY written_at, synthesis_id",
+    )
+    .await
+    else {
+        return;
+    };
+    if w.rows.is_empty() {
+        return;
+    }
+    let cites = rows(
+        ctx,
+        "SELECT synthesis_id, marker, study, regexp_replace(source, '^.*/', '') AS document, record_id, reference \
+         FROM synthesis_citations ORDER BY synthesis_id, study",
+    )
+    .await
+    .unwrap_or_default();
+    body.push_str("<h2 id=\"synthesis\">The write-up</h2><p>Each <code>[study n]</code> links to the study it cites. A marker that names no study of the extraction is <mark class=\"missing\">flagged</mark> and counted at the top.</p>");
+    for (k, r) in w.rows.iter().enumerate() {
+        let get = |i: usize| r[i].as_deref().unwrap_or("");
+        let sid = get(0);
+        let known: std::collections::BTreeMap<String, &Vec<Option<String>>> = cites
+            .rows
+            .iter()
+            .filter(|c| c[0].as_deref() == Some(sid))
+            .filter_map(|c| Some((c[1].clone()?, c)))
+            .collect();
+        let _ = write!(
+            body,
+            "<h3>Write-up {} <small>of {} · protocol {} · {}{}</small></h3>",
+            k + 1,
+            esc(get(1)),
+            esc(get(2)),
+            esc(get(4)),
+            if get(6) == "true" {
+                " · <b>partial</b>"
+            } else {
+                ""
+            }
+        );
+        if !get(7).is_empty() {
+            let _ = write!(body, "<p class=\"note\">{}</p>", esc(get(7)));
+        }
+        body.push_str("<div class=\"writeup\">");
+        let (html, unknown) = marked(get(5), |m| {
+            known
+                .get(m)
+                .map(|c| format!("syn{}-{}", k + 1, c[2].as_deref().unwrap_or("")))
+        });
+        s.unknown_citations += unknown;
+        body.push_str(&html);
+        body.push_str("</div><h4>Studies cited</h4><table><thead><tr><th>marker</th><th>document</th><th>record</th><th>reference</th></tr></thead><tbody>");
+        for c in known.values() {
+            let g = |i: usize| c[i].as_deref().unwrap_or("");
+            let _ = write!(
+                body,
+                "<tr id=\"syn{}-{}\"><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+                k + 1,
+                esc(g(2)),
+                esc(g(1)),
+                esc(g(3)),
+                esc(g(4)),
+                esc(g(5))
+            );
+        }
+        body.push_str("</tbody></table>");
+    }
+}
+
+/// A write-up's marked text as HTML: `## ` lines as headings, blank lines
+/// as paragraph breaks, each `[study n]` a link to the anchor `anchor`
+/// gives it, or flagged when it gives none; with the count flagged.
+fn marked(text: &str, anchor: impl Fn(&str) -> Option<String>) -> (String, u64) {
+    let mut out = String::new();
+    let mut unknown = 0;
+    for para in text.split("\n\n") {
+        let para = para.trim();
+        if para.is_empty() {
+            continue;
+        }
+        if let Some(h) = para.strip_prefix("## ") {
+            let _ = write!(out, "<h4>{}</h4>", esc(h));
+            continue;
+        }
+        out.push_str("<p>");
+        let mut rest = para;
+        while let Some(at) = rest.find("[study ") {
+            out.push_str(&esc(&rest[..at]));
+            let tail = &rest[at..];
+            let Some(end) = tail.find(']') else {
+                out.push_str(&esc(tail));
+                rest = "";
+                break;
+            };
+            let m = &tail[..=end];
+            match anchor(m) {
+                Some(a) => {
+                    let _ = write!(out, "<a href=\"#{}\">{}</a>", esc(&a), esc(m));
+                }
+                None => {
+                    unknown += 1;
+                    let _ = write!(
+                        out,
+                        "<mark class=\"missing\">{} (no such study)</mark>",
+                        esc(m)
+                    );
+                }
+            }
+            rest = &tail[end + 1..];
+        }
+        out.push_str(&esc(rest));
+        out.push_str("</p>");
+    }
+    (out, unknown)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -369,13 +846,53 @@ mod tests {
     }
 
     #[test]
+    fn a_citation_of_no_study_is_flagged_and_counted() {
+        let (html, unknown) = marked("## Results\n\nA <b> [study 1] and [study 9].", |m| {
+            (m == "[study 1]").then(|| "s-1".to_string())
+        });
+        assert_eq!(unknown, 1);
+        assert_eq!(
+            html,
+            "<h4>Results</h4><p>A &lt;b&gt; <a href=\"#s-1\">[study 1]</a> and <mark class=\"missing\">[study 9] (no such study)</mark>.</p>"
+        );
+    }
+
+    #[test]
+    fn a_large_section_shows_every_flagged_row_first() {
+        let rows: Vec<Vec<Option<String>>> = (0..LIMIT * 3)
+            .map(|i| vec![Some(if i % 7 == 0 { "bad" } else { "ok" }.into())])
+            .collect();
+        let shown = pick(&rows, |r| r[0].as_deref() == Some("bad"));
+        assert_eq!(shown.len(), LIMIT);
+        let flagged = (0..LIMIT * 3).filter(|i| i % 7 == 0).count();
+        assert_eq!(
+            shown.iter().filter(|&&i| i % 7 == 0).count(),
+            flagged,
+            "every flagged row"
+        );
+        assert!(shown.windows(2).all(|w| w[0] < w[1]), "in order");
+    }
+
+    #[test]
+    fn a_quote_stands_marked_in_its_text() {
+        let text: Vec<char> = "Before <x> the quote after".chars().collect();
+        assert_eq!(
+            in_context(&text, 11, 20).unwrap(),
+            "Before &lt;x&gt; <mark>the quote</mark> after"
+        );
+        assert!(in_context(&text, 11, 99).is_none());
+    }
+
+    #[test]
     fn long_tables_fold_past_the_first_rows() {
         let t = Table {
             columns: vec!["a".into()],
             rows: (0..SHOWN + 5).map(|i| vec![Some(i.to_string())]).collect(),
         };
         let mut out = String::new();
-        html_table(&mut out, &t, |_| None);
+        html_table(&mut out, &t, &(0..t.rows.len()).collect::<Vec<_>>(), |_| {
+            None
+        });
         assert!(out.contains("<details><summary>5 more rows</summary>"));
         assert_eq!(out.matches("<tr>").count(), SHOWN + 5 + 2);
     }

@@ -274,6 +274,8 @@ pub fn session(settings: &Settings) -> Result<SessionContext> {
             for (name, schema) in [
                 ("evidence", tables::EVIDENCE.clone()),
                 ("screening", tables::SCREENING.clone()),
+                ("answers", crate::functions::ask::answers_schema()),
+                ("answer_evidence", crate::functions::ask::evidence_schema()),
             ] {
                 ctx.register_table(name, Arc::new(results::view(s, name, "", schema)?))?;
             }

@@ -97,6 +97,8 @@ pub const ENTRIES: &[Entry] = &[
     t("extraction", "the latest extraction kept in the store, one row per document"),
     t("evidence", "extraction values kept in the store, with their quotes"),
     t("screening", "screening decisions kept in the store"),
+    t("answers", "every ask answer kept in the store, by run_id"),
+    t("answer_evidence", "the passages every kept ask answer read, by run_id"),
     t("claims", "the store's claims table (Delta Lake) as it stands"),
     t("rejections", "the store's rejected claims"),
     t("synthesis_sections", "every write-up section made with the store, by synthesis_id"),
