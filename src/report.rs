@@ -163,23 +163,45 @@ fn html_table(
     shown: &[usize],
     class: impl Fn(&[Option<String>]) -> Option<&'static str>,
 ) {
-    let cells = |out: &mut String, r: &[Option<String>]| {
-        for v in r {
-            match v {
-                Some(v) => {
-                    let _ = write!(out, "<td>{}</td>", esc(v));
-                }
-                None => out.push_str("<td class=\"null\">—</td>"),
-            }
-        }
-    };
     let columns: Vec<&str> = t.columns.iter().map(String::as_str).collect();
     folded(out, &columns, shown.len(), |out, k| {
         let r = &t.rows[shown[k]];
         row_open(out, class(r));
-        cells(out, r);
+        for v in r {
+            cell(out, v.as_deref());
+        }
         out.push_str("</tr>");
     });
+}
+
+/// One `<td>` of escaped text, or the mark of a NULL.
+fn cell(out: &mut String, v: Option<&str>) {
+    match v {
+        Some(v) => {
+            let _ = write!(out, "<td>{}</td>", esc(v));
+        }
+        None => out.push_str("<td class=\"null\">—</td>"),
+    }
+}
+
+/// The file name at the end of a path.
+fn file_name(path: &str) -> &str {
+    path.rsplit('/').next().unwrap_or(path)
+}
+
+/// A section's table of `t` holding at most [`LIMIT`] rows (those `bad`
+/// picks out first, marked), and the line saying how to list the rest
+/// with `sql`.
+fn capped_table(
+    out: &mut String,
+    t: &Table,
+    store: &str,
+    sql: &str,
+    bad: impl Fn(&[Option<String>]) -> bool,
+) {
+    let shown = pick(&t.rows, &bad);
+    html_table(out, t, &shown, |r| bad(r).then_some("bad"));
+    omitted(out, t.rows.len() - shown.len(), store, sql);
 }
 
 /// `<tr>` with a class or without.
@@ -223,32 +245,50 @@ fn folded(out: &mut String, columns: &[&str], n: usize, mut row: impl FnMut(&mut
 /// Characters of the document shown either side of a quote.
 const AROUND: usize = 160;
 
-/// The text of the documents the shown evidence rows point into, by
-/// `document_id`, read again through the store's ingest cache. A document
-/// that cannot be read (moved since the run) is left out: its rows show
-/// the quote alone.
-async fn texts(
+/// Each shown evidence row's quote as it stands in its document (by row
+/// index), the documents read again through the store's ingest cache one
+/// at a time, each text dropped once its rows are done. A document that
+/// cannot be read (moved since the run) has none: its rows show the
+/// quote alone.
+async fn contexts(
     ctx: &SessionContext,
     t: &Table,
     shown: &[usize],
-) -> std::collections::HashMap<String, Vec<char>> {
-    let mut sources = std::collections::BTreeSet::new();
+) -> std::collections::HashMap<usize, String> {
+    let mut by_source: std::collections::BTreeMap<&str, Vec<usize>> =
+        std::collections::BTreeMap::new();
     for &i in shown {
         let r = &t.rows[i];
         if let (Some(src), Some(_)) = (&r[1], &r[9]) {
-            sources.insert(src.clone());
+            by_source.entry(src.as_str()).or_default().push(i);
         }
     }
     let mut out = std::collections::HashMap::new();
-    for src in sources {
+    for (src, rows_of) in by_source {
         let sql = format!(
             "SELECT document_id, text FROM documents('{}') WHERE text IS NOT NULL",
             src.replace('\'', "''")
         );
-        if let Ok(d) = rows(ctx, &sql).await {
-            for r in d.rows {
-                if let (Some(id), Some(text)) = (&r[0], &r[1]) {
-                    out.insert(id.clone(), text.chars().collect());
+        let Ok(d) = rows(ctx, &sql).await else {
+            continue;
+        };
+        for r in d.rows {
+            let (Some(id), Some(text)) = (&r[0], &r[1]) else {
+                continue;
+            };
+            let text: Vec<char> = text.chars().collect();
+            for &i in &rows_of {
+                let e = &t.rows[i];
+                if e[0].as_deref() != Some(id.as_str()) {
+                    continue;
+                }
+                let span = || {
+                    let start: usize = e[9].as_deref()?.parse().ok()?;
+                    let end: usize = e[10].as_deref()?.parse().ok()?;
+                    in_context(&text, start, end)
+                };
+                if let Some(c) = span() {
+                    out.insert(i, c);
                 }
             }
         }
@@ -281,7 +321,7 @@ fn values_table(
     out: &mut String,
     t: &Table,
     shown: &[usize],
-    texts: &std::collections::HashMap<String, Vec<char>>,
+    contexts: &std::collections::HashMap<usize, String>,
 ) {
     let cols = [
         "document",
@@ -296,10 +336,11 @@ fn values_table(
     folded(out, &cols, shown.len(), |out, k| {
         let r = &t.rows[shown[k]];
         let get = |i: usize| r[i].as_deref();
+        let context = contexts.get(&shown[k]);
         let verified = get(7) == Some("true");
         row_open(out, (!verified).then_some("bad"));
         let doc = get(1)
-            .map(|s| s.rsplit('/').next().unwrap_or(s).to_string())
+            .map(|s| file_name(s).to_string())
             .or(get(0).map(|id| id.chars().take(12).collect()))
             .unwrap_or_default();
         let _ = write!(
@@ -310,12 +351,6 @@ fn values_table(
             get(3).map(esc).unwrap_or_else(|| "—".into())
         );
         let quote = get(4).filter(|q| !q.trim().is_empty());
-        let span = || {
-            let text = texts.get(get(0)?)?;
-            let start: usize = get(9)?.parse().ok()?;
-            let end: usize = get(10)?.parse().ok()?;
-            in_context(text, start, end)
-        };
         match (quote, verified) {
             (None, _) => out.push_str("<td><mark class=\"missing\">no quote</mark></td>"),
             (Some(q), false) => {
@@ -325,7 +360,7 @@ fn values_table(
                     esc(q)
                 );
             }
-            (Some(q), true) => match span() {
+            (Some(q), true) => match context {
                 Some(c) => {
                     let _ = write!(out, "<td class=\"ctx\">{c}</td>");
                 }
@@ -335,12 +370,7 @@ fn values_table(
             },
         }
         for i in [5, 6, 7, 8] {
-            match get(i) {
-                Some(v) => {
-                    let _ = write!(out, "<td>{}</td>", esc(v));
-                }
-                None => out.push_str("<td class=\"null\">—</td>"),
-            }
+            cell(out, get(i));
         }
         out.push_str("</tr>");
     });
@@ -416,13 +446,12 @@ pub async fn render(ctx: &SessionContext, store: &str) -> (String, Summary) {
         }
         body.push_str("<h2 id=\"documents\">What happened to every document</h2>");
         body.push_str("<p>A status other than <code>ok</code> is a document the run could not read or a request that failed; its error says what to do.</p>");
-        let shown = pick(&d.rows, |r| failed(r));
-        html_table(&mut body, d, &shown, |r| failed(r).then_some("bad"));
-        omitted(
+        capped_table(
             &mut body,
-            d.rows.len() - shown.len(),
+            d,
             store,
             "SELECT source, status, error, duplicate_of FROM extraction ORDER BY source",
+            failed,
         );
     }
     if let Ok(t) = rows(
@@ -438,13 +467,12 @@ pub async fn render(ctx: &SessionContext, store: &str) -> (String, Summary) {
             let bad = |r: &[Option<String>]| {
                 v.and_then(|i| r[i].as_deref()).is_some_and(|x| x == "false")
             };
-            let shown = pick(&t.rows, bad);
-            html_table(&mut body, &t, &shown, |r| bad(r).then_some("bad"));
-            omitted(
+            capped_table(
                 &mut body,
-                t.rows.len() - shown.len(),
+                &t,
                 store,
                 "SELECT source, decision, criterion, reason, quote, verified FROM screening ORDER BY source",
+                bad,
             );
         }
     }
@@ -480,8 +508,8 @@ pub async fn render(ctx: &SessionContext, store: &str) -> (String, Summary) {
         if !t.rows.is_empty() {
             body.push_str("<h2 id=\"values\">Every extracted value and its quote</h2><p>Each value with the sentence the model gave for it, shown where it stands in the document (<mark>marked</mark>). Rows in red: the quote was not found in the document (or there is none), so nothing ties the value to the text.</p>");
             let shown = pick(&t.rows, |r| r[7].as_deref() != Some("true"));
-            let texts = texts(ctx, &t, &shown).await;
-            values_table(&mut body, &t, &shown, &texts);
+            let contexts = contexts(ctx, &t, &shown).await;
+            values_table(&mut body, &t, &shown, &contexts);
             omitted(
                 &mut body,
                 t.rows.len() - shown.len(),
@@ -620,8 +648,12 @@ async fn answers_section(ctx: &SessionContext, store: &str, body: &mut String, s
         |r: &[Option<String>]| r[7].as_deref() != Some("false") || r[9].as_deref() != Some("ok");
     s.answers = t.rows.len() as u64;
     s.partial_answers = t.rows.iter().filter(|r| bad(r)).count() as u64;
-    let mut passages: std::collections::HashMap<(String, String), Vec<String>> =
-        std::collections::HashMap::new();
+    let shown = pick(&t.rows, bad);
+    // The passages of the answers shown, in HTML, by run and document.
+    let mut passages: std::collections::HashMap<(String, String), Vec<String>> = shown
+        .iter()
+        .filter_map(|&i| Some(((t.rows[i][0].clone()?, t.rows[i][1].clone()?), Vec::new())))
+        .collect();
     if let Ok(e) = rows(
         ctx,
         "SELECT run_id, document_id, chunk_id, text, page, section, kind, verified FROM answer_evidence \
@@ -631,6 +663,9 @@ async fn answers_section(ctx: &SessionContext, store: &str, body: &mut String, s
     {
         for r in e.rows {
             let (Some(run), Some(doc)) = (r[0].clone(), r[1].clone()) else {
+                continue;
+            };
+            let Some(of) = passages.get_mut(&(run, doc)) else {
                 continue;
             };
             let mut p = String::new();
@@ -646,11 +681,10 @@ async fn answers_section(ctx: &SessionContext, store: &str, body: &mut String, s
                 if flagged { " · <mark class=\"missing\">not in the document</mark>" } else { "" },
                 esc(r[3].as_deref().unwrap_or(""))
             );
-            passages.entry((run, doc)).or_default().push(p);
+            of.push(p);
         }
     }
     body.push_str("<h2 id=\"answers\">Questions asked of the corpus</h2><p>Each answer with the passages its reader sent to the model, in document order. A partial answer says why (a dropped chunk, a failed call, a cap reached, a merge that fell back); its row is red.</p>");
-    let shown = pick(&t.rows, bad);
     let mut question: Option<&str> = None;
     let cols = [
         "document",
@@ -681,7 +715,7 @@ async fn answers_section(ctx: &SessionContext, store: &str, body: &mut String, s
             let _ = write!(
                 out,
                 "<td>{}</td><td>{} · {}</td><td>{}</td><td>{}</td><td><details><summary>{} passage{}</summary>{}</details></td></tr>",
-                esc(get(2).rsplit('/').next().unwrap_or("")),
+                esc(file_name(get(2))),
                 esc(get(4)),
                 esc(get(5)),
                 esc(get(6)),
@@ -761,11 +795,9 @@ async fn synthesis_section(ctx: &SessionContext, body: &mut String, s: &mut Summ
             let _ = write!(body, "<p class=\"note\">{}</p>", esc(get(7)));
         }
         body.push_str("<div class=\"writeup\">");
-        let (html, unknown) = marked(get(5), |m| {
-            known
-                .get(m)
-                .map(|c| format!("syn{}-{}", k + 1, c[2].as_deref().unwrap_or("")))
-        });
+        let anchor =
+            |c: &[Option<String>]| format!("syn{}-{}", k + 1, c[2].as_deref().unwrap_or(""));
+        let (html, unknown) = marked(get(5), |m| known.get(m).map(|c| anchor(c)));
         s.unknown_citations += unknown;
         body.push_str(&html);
         body.push_str("</div><h4>Studies cited</h4><table><thead><tr><th>marker</th><th>document</th><th>record</th><th>reference</th></tr></thead><tbody>");
@@ -773,9 +805,8 @@ async fn synthesis_section(ctx: &SessionContext, body: &mut String, s: &mut Summ
             let g = |i: usize| c[i].as_deref().unwrap_or("");
             let _ = write!(
                 body,
-                "<tr id=\"syn{}-{}\"><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
-                k + 1,
-                esc(g(2)),
+                "<tr id=\"{}\"><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+                esc(&anchor(c)),
                 esc(g(1)),
                 esc(g(3)),
                 esc(g(4)),
