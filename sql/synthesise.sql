@@ -142,3 +142,20 @@ FROM cited c JOIN studies s ON s.study = c.study
 JOIN bibliography b ON b.study = c.study
 LEFT JOIN entries e ON e.e['study'] = c.study
 ORDER BY c.study;
+
+-- @output claims
+-- The claims the sections argue (none when the outline names no claim):
+-- one row per claim and study, the study's role (`support` or
+-- `contradict`), its document, and whether the write-up cites it.
+WITH roles AS (
+  SELECT section, claim_id, claim, moderator, unnest(support) AS study, 'support' AS role FROM section_claims
+  UNION ALL
+  SELECT section, claim_id, claim, moderator, unnest(contradict) AS study, 'contradict' AS role FROM section_claims
+), cited AS (
+  SELECT DISTINCT unnest(cite_numbers(text_marked)) AS study FROM final
+)
+SELECT r.section, r.claim_id, r.claim, r.moderator, r.study, r.role, s.document_id, s.source,
+       c.study IS NOT NULL AS cited
+FROM roles r LEFT JOIN studies s ON s.study = r.study
+LEFT JOIN cited c ON c.study = r.study
+ORDER BY r.section, CAST(substr(r.claim_id, 2) AS BIGINT), r.role DESC, r.study;

@@ -72,6 +72,34 @@ enum Command {
         /// The store the runs kept their tables in: a folder or s3://bucket/prefix/.
         #[arg(long, default_value = "./.quarry/", env = "QUARRY_STORE")]
         store: String,
+        /// The extraction and screening of one protocol: its file (shown as fixed in advance,
+        /// with its hash) or its hash (or the start of it). Default: the latest extraction.
+        #[arg(long, value_name = "FILE|HASH")]
+        protocol: Option<String>,
+        /// One `ask` run (its run_id, or the start of it). Default: every one.
+        #[arg(long, value_name = "RUN_ID")]
+        ask: Option<String>,
+        /// One write-up (its synthesis_id, or the start of it). Default: every one.
+        #[arg(long, value_name = "SYNTHESIS_ID")]
+        synthesis: Option<String>,
+        /// Draw the PRISMA flow of these exports (`flow(EXPORTS, FLOW_OPTIONS)`).
+        #[arg(long, value_name = "EXPORTS")]
+        flow: Option<String>,
+        /// flow's options, e.g. 'files=pdfs/, search=search.toml, protocol=protocol.toml'.
+        #[arg(long, requires = "flow", default_value = "")]
+        flow_options: String,
+        /// Draw the calibration of the screening against this filled sample (`calibrate(SCREENING, SAMPLE)`).
+        #[arg(long, value_name = "SAMPLE.csv")]
+        calibration: Option<String>,
+        /// With --calibration: the screening (a table of the store, or a CSV file).
+        #[arg(long, requires = "calibration", default_value = "screening")]
+        screening: String,
+        /// A quarry.toml for the model calls a flow's screening makes (they come from the store's cache when it ran).
+        #[arg(long, env = "QUARRY_CONFIG")]
+        config: Option<PathBuf>,
+        /// Answer a flow's screening from the calls recorded in this store, sending nothing.
+        #[arg(long, value_name = "STORE")]
+        replay: Option<String>,
     },
     /// Write the baseline-characteristics tables of a corpus (`cohort_tables`) as an RDF
     /// knowledge graph in Turtle, in the Study Cohort Ontology's patterns.
@@ -91,18 +119,44 @@ enum Command {
 
 async fn run(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
-        Command::Report { out, store } => {
+        Command::Report {
+            out,
+            store,
+            protocol,
+            ask,
+            synthesis,
+            flow,
+            flow_options,
+            calibration,
+            screening,
+            config,
+            replay,
+        } => {
+            let (protocol_file, protocol) = match protocol {
+                Some(p) if std::path::Path::new(&p).is_file() => (Some(PathBuf::from(p)), None),
+                p => (None, p),
+            };
+            let opts = quarry::report::Options {
+                protocol,
+                protocol_file,
+                ask,
+                synthesis,
+                flow: flow.map(|f| (f, flow_options)),
+                calibration: calibration.map(|c| (screening, c)),
+            };
             let settings = Settings {
                 store: Some(store.clone()),
-                config: None,
-                replay: None,
+                config,
+                replay,
                 replay_partial: false,
                 client: None,
                 progress: false,
                 retry_failed: false,
             };
             let ctx = quarry::session(&settings)?;
-            let (html, s) = quarry::report::render(&ctx, &store).await;
+            let (html, s) = quarry::report::render(&ctx, &store, &opts)
+                .await
+                .map_err(|e| anyhow::anyhow!("{e}"))?;
             std::fs::write(&out, &html)
                 .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", out.display()))?;
             eprintln!(

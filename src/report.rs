@@ -12,8 +12,12 @@
 //! escaped, so a document holding `<script>` or an `onerror=` attribute
 //! shows as text.
 //!
-//! Not yet in it (issue 21): the PRISMA flow and the calibration (both
-//! computed on demand, not kept in the store), options to pick one run.
+//! The PRISMA flow and the calibration are not kept in the store (both are
+//! computed on demand from files the review keeps): [`Options`] names their
+//! inputs, and the page draws them (the flow as a PRISMA 2020 diagram, the
+//! calibration's rates with their intervals), both as inline SVG. It also
+//! picks one extraction (by protocol), one `ask` run or one write-up;
+//! by default the page covers the latest extraction and every run.
 
 use std::fmt::Write as _;
 
@@ -42,10 +46,55 @@ pub struct Summary {
     pub partial_answers: u64,
     /// Citations in a write-up of a study that is not among its studies.
     pub unknown_citations: u64,
+    /// Claims argued in a write-up, and of those, claims resting on a
+    /// study (for or against) the write-up does not cite.
+    pub claims: u64,
+    /// See `claims`.
+    pub claims_uncited: u64,
+    /// With a flow: reports sought and not retrieved, and export entries
+    /// that could not be read.
+    pub not_retrieved: Option<u64>,
+    /// See `not_retrieved`.
+    pub unreadable_records: Option<u64>,
+    /// With a calibration: eligible studies the person found among the
+    /// sampled records the screening excluded.
+    pub missed: Option<u64>,
     /// Model requests recorded.
     pub calls: u64,
     /// Of those, requests that failed.
     pub failed_calls: u64,
+}
+
+/// What a report covers beyond the store's tables as they stand.
+#[derive(Debug, Clone, Default)]
+pub struct Options {
+    /// The extraction and screening made under this protocol (its hash, or
+    /// the start of it); by default the latest extraction and every screening.
+    pub protocol: Option<String>,
+    /// The protocol file the runs were to be made under: shown as fixed in
+    /// advance, with its hash, and (when `protocol` is not given) the runs
+    /// it picks; flagged when no run in the store was made under it.
+    pub protocol_file: Option<std::path::PathBuf>,
+    /// The `ask` run (its `run_id`, or the start of it); by default every one.
+    pub ask: Option<String>,
+    /// The write-up (its `synthesis_id`, or the start of it); by default every one.
+    pub synthesis: Option<String>,
+    /// `flow(exports, options)`'s two arguments: the PRISMA flow to draw.
+    pub flow: Option<(String, String)>,
+    /// `calibrate(screening, sample.csv)`'s two arguments: the calibration to draw.
+    pub calibration: Option<(String, String)>,
+}
+
+/// `s` as the inside of a SQL string literal.
+fn lit(s: &str) -> String {
+    s.replace('\'', "''")
+}
+
+/// `AND column LIKE 'start%'` when a run is named, else nothing.
+fn run_filter(column: &str, start: Option<&str>) -> String {
+    start.map_or(String::new(), |p| {
+        format!(" AND {column} LIKE '{}%'", lit(p).replace('%', ""))
+    })
 }
 
 /// Escapes text for HTML content and attribute values.
@@ -107,6 +156,25 @@ struct Table {
     rows: Vec<Vec<Option<String>>>,
 }
 
+impl Table {
+    /// Drops the columns among `names` that are NULL in every row.
+    fn drop_empty(&mut self, names: &[&str]) {
+        let empty: Vec<usize> = (0..self.columns.len())
+            .filter(|&i| {
+                names.contains(&self.columns[i].as_str())
+                    && !self.rows.is_empty()
+                    && self.rows.iter().all(|r| r[i].is_none())
+            })
+            .collect();
+        for &i in empty.iter().rev() {
+            self.columns.remove(i);
+            for r in &mut self.rows {
+                r.remove(i);
+            }
+        }
+    }
+}
+
 /// Rows a table section shows before the rest is folded away, so a
 /// corpus of 10,000 documents is not one long page.
 const SHOWN: usize = 200;
@@ -128,6 +196,21 @@ fn pick(rows: &[Vec<Option<String>>], bad: impl Fn(&[Option<String>]) -> bool) -
     shown.extend((0..rows.len()).filter(|&i| !bad(&rows[i])).take(room));
     shown.sort_unstable();
     shown
+}
+
+/// A section whose query failed for another reason than its table not
+/// being in the store (its stage did not run): said on the page, not
+/// left out in silence.
+fn section_error(body: &mut String, what: &str, e: &str) {
+    if e.contains("not found") {
+        return;
+    }
+    let _ = write!(
+        body,
+        "<p class=\"note\"><b>{}: this section could not be made.</b> {}</p>",
+        esc(what),
+        esc(e)
+    );
 }
 
 /// The line under a section that could not show every row.
@@ -383,25 +466,120 @@ th,td{border:1px solid #ddd;padding:.25em .5em;text-align:left;vertical-align:to
 th{background:#f3f3f3}tr.bad td{background:#fde8e8}td.null{color:#999}\
 .counts td.n{font-weight:bold;text-align:right}.counts tr.bad td{font-weight:bold}\
 .note{background:#fff8e1;border-left:4px solid #f0b400;padding:.5em 1em}\
-q{background:#fff3b0}mark{background:#ffe066}mark.missing{background:#f8b4b4}td.ctx{max-width:40em}blockquote{margin:.3em 0;padding:.2em .6em;border-left:3px solid #ccc}blockquote.bad{border-color:#e55}.writeup{max-width:48em}\
+q{background:#fff3b0}mark{background:#ffe066}mark.missing{background:#f8b4b4}td.ctx{max-width:40em}pre.protocol{background:#f6f6f6;padding:.6em;white-space:pre-wrap}.figure{overflow-x:auto}blockquote{margin:.3em 0;padding:.2em .6em;border-left:3px solid #ccc}blockquote.bad{border-color:#e55}.writeup{max-width:48em}\
 @media print{details{display:block}details>summary{display:none}}";
 
-/// The report over the store `ctx` opens: the HTML and what it counted.
-pub async fn render(ctx: &SessionContext, store: &str) -> (String, Summary) {
+/// Makes the session's `extraction` the one of protocol `start` (or drops
+/// it when only a screening was made under that protocol); an error
+/// naming the store's protocols when none starts so.
+async fn pick_protocol(ctx: &SessionContext, store: &str, start: &str) -> Result<(), String> {
+    let st = crate::store::Store::open(store).map_err(|e| e.to_string())?;
+    let mut folders: Vec<String> = st
+        .list("tables/extraction/")
+        .await
+        .map_err(|e| e.to_string())?
+        .into_iter()
+        .filter_map(|(p, _)| {
+            let rest = p.split("tables/extraction/").nth(1)?;
+            let (dir, _) = rest.split_once('/')?;
+            Some(dir.to_string())
+        })
+        .collect();
+    folders.sort();
+    folders.dedup();
+    let hits: Vec<&String> = folders.iter().filter(|f| f.starts_with(start)).collect();
+    let screened = rows(
+        ctx,
+        &format!(
+            "SELECT DISTINCT protocol_hash FROM screening WHERE protocol_hash LIKE '{}%'",
+            lit(start)
+        ),
+    )
+    .await
+    .map(|t| t.rows.len())
+    .unwrap_or(0);
+    match hits.as_slice() {
+        [one] => {
+            let text = |n: &str| datafusion::arrow::datatypes::Field::new(n, datafusion::arrow::datatypes::DataType::Utf8, true);
+            let schema = std::sync::Arc::new(datafusion::arrow::datatypes::Schema::new(
+                ["document_id", "source", "status", "error", "duplicate_of", "protocol_hash"]
+                    .map(text)
+                    .to_vec(),
+            ));
+            let view = crate::store::results::view(&st, "extraction", one, schema)
+                .map_err(|e| e.to_string())?;
+            ctx.deregister_table("extraction").map_err(|e| e.to_string())?;
+            ctx.register_table("extraction", std::sync::Arc::new(view))
+                .map_err(|e| e.to_string())?;
+            Ok(())
+        }
+        [] if screened > 0 => {
+            ctx.deregister_table("extraction").map_err(|e| e.to_string())?;
+            Ok(())
+        }
+        [] => Err(format!(
+            "no extraction or screening in the store {store} was made under a protocol whose hash starts with {start}; its extractions' protocols: {}",
+            if folders.is_empty() { "none".to_string() } else { folders.join(", ") }
+        )),
+        _ => Err(format!(
+            "several extractions' protocols start with {start} ({}): give more of the hash",
+            hits.iter().map(|h| h.as_str()).collect::<Vec<_>>().join(", ")
+        )),
+    }
+}
+
+/// The report over the store `ctx` opens, with what `opts` adds or picks:
+/// the HTML and what it counted; an error when a run it names is not in
+/// the store or the flow or calibration it asks for cannot be made.
+pub async fn render(
+    ctx: &SessionContext,
+    store: &str,
+    opts: &Options,
+) -> Result<(String, Summary), String> {
     let title = format!("quarry audit report: {store}");
     let mut s = Summary::default();
     let mut body = String::new();
+    let mut protocol = opts.protocol.clone();
+    if let Some(f) = &opts.protocol_file {
+        let p = crate::review::protocol::Protocol::load(f).map_err(|e| e.to_string())?;
+        let hash = p.short_hash();
+        let text = std::fs::read_to_string(f)
+            .map_err(|e| format!("cannot read the protocol {}: {e}", f.display()))?;
+        body.push_str("<h2 id=\"fixed\">The protocol, as fixed in advance</h2>");
+        let _ = write!(
+            body,
+            "<p><code>{}</code>, hash <code>{}</code> (the SHA-256 of the protocol as quarry validated it; rows made under it carry <code>protocol_hash = '{}'</code>). A run made under an edited protocol has another hash and is not shown as this one's.</p><pre class=\"protocol\">{}</pre>",
+            esc(&f.display().to_string()),
+            esc(&p.hash()),
+            esc(&hash),
+            esc(&text)
+        );
+        protocol.get_or_insert(hash);
+    }
+    if let Some(p) = &protocol {
+        pick_protocol(ctx, store, p).await?;
+    }
+    let pf = |col: &str| run_filter(col, protocol.as_deref());
+    let screening = format!(
+        "(SELECT * FROM screening WHERE true{})",
+        pf("protocol_hash")
+    );
+    if let Some((exports, options)) = &opts.flow {
+        flow_section(ctx, exports, options, &mut body, &mut s).await?;
+    }
     // What happened to every document: its screening and its extraction.
     let docs = rows(
         ctx,
-        "SELECT coalesce(s.source, e.source) AS source, s.decision, s.status AS screening, \
+        &format!(
+            "SELECT coalesce(s.source, e.source) AS source, s.decision, s.status AS screening, \
          s.error AS screening_error, e.status AS extraction, e.error AS extraction_error, \
          coalesce(e.duplicate_of, s.duplicate_of) AS duplicate_of \
-         FROM screening s FULL OUTER JOIN extraction e ON s.source = e.source \
-         ORDER BY source",
+         FROM {screening} s FULL OUTER JOIN extraction e ON s.source = e.source \
+         ORDER BY source"
+        ),
     )
     .await;
-    let docs = match docs {
+    let mut docs = match docs {
         Ok(d) => Ok(d),
         // A store with extraction only (no screening ran), or screening only.
         Err(_) => match rows(
@@ -413,11 +591,21 @@ pub async fn render(ctx: &SessionContext, store: &str) -> (String, Summary) {
             Ok(d) => Ok(d),
             Err(_) => rows(
                 ctx,
-                "SELECT source, decision, status AS screening, error AS screening_error, duplicate_of FROM screening ORDER BY source",
+                &format!("SELECT source, decision, status AS screening, error AS screening_error, duplicate_of FROM {screening} s ORDER BY source"),
             )
             .await,
         },
     };
+    if let Ok(d) = &mut docs {
+        // A run that did not happen leaves its columns empty: not shown.
+        d.drop_empty(&[
+            "decision",
+            "screening",
+            "screening_error",
+            "extraction",
+            "extraction_error",
+        ]);
+    }
     if let Ok(d) = &docs {
         s.documents = d.rows.len() as u64;
         let status_cols: Vec<usize> = d
@@ -444,20 +632,22 @@ pub async fn render(ctx: &SessionContext, store: &str) -> (String, Summary) {
                 })
                 .count() as u64;
         }
-        body.push_str("<h2 id=\"documents\">What happened to every document</h2>");
-        body.push_str("<p>A status other than <code>ok</code> is a document the run could not read or a request that failed; its error says what to do.</p>");
-        capped_table(
-            &mut body,
-            d,
-            store,
-            "SELECT source, status, error, duplicate_of FROM extraction ORDER BY source",
-            failed,
-        );
+        if !d.rows.is_empty() {
+            body.push_str("<h2 id=\"documents\">What happened to every document</h2>");
+            body.push_str("<p>A status other than <code>ok</code> is a document the run could not read or a request that failed; its error says what to do.</p>");
+            capped_table(
+                &mut body,
+                d,
+                store,
+                "SELECT source, status, error, duplicate_of FROM extraction ORDER BY source",
+                failed,
+            );
+        }
     }
     if let Ok(t) = rows(
         ctx,
-        "SELECT regexp_replace(source, '^.*/', '') AS document, decision, criterion, reason, quote, verified, status \
-         FROM screening ORDER BY source",
+        &format!("SELECT regexp_replace(source, '^.*/', '') AS document, decision, criterion, reason, quote, verified, status \
+         FROM {screening} s ORDER BY source"),
     )
     .await
     {
@@ -478,18 +668,18 @@ pub async fn render(ctx: &SessionContext, store: &str) -> (String, Summary) {
     }
     let evidence = rows(
         ctx,
-        "SELECT e.document_id, x.source, e.field, e.value, e.quote, e.page, e.section, e.verified, \
+        &format!("SELECT e.document_id, x.source, e.field, e.value, e.quote, e.page, e.section, e.verified, \
          e.\"match\", e.char_start, e.char_end \
          FROM evidence e LEFT JOIN (SELECT DISTINCT document_id, source FROM extraction) x \
-         ON e.document_id = x.document_id ORDER BY x.source, e.document_id, e.field",
+         ON e.document_id = x.document_id WHERE true{} ORDER BY x.source, e.document_id, e.field", pf("e.protocol_hash")),
     )
     .await;
     let evidence = match evidence {
         Ok(t) => Ok(t),
         Err(_) => rows(
         ctx,
-        "SELECT document_id, CAST(NULL AS VARCHAR) AS source, field, value, quote, page, section, verified, \
-         \"match\", char_start, char_end FROM evidence ORDER BY document_id, field",
+        &format!("SELECT document_id, CAST(NULL AS VARCHAR) AS source, field, value, quote, page, section, verified, \
+         \"match\", char_start, char_end FROM evidence WHERE true{} ORDER BY document_id, field", pf("protocol_hash")),
     )
         .await,
     };
@@ -518,8 +708,11 @@ pub async fn render(ctx: &SessionContext, store: &str) -> (String, Summary) {
             );
         }
     }
-    answers_section(ctx, store, &mut body, &mut s).await;
-    synthesis_section(ctx, &mut body, &mut s).await;
+    if let Some((screening, sample)) = &opts.calibration {
+        calibration_section(ctx, screening, sample, &mut body, &mut s).await?;
+    }
+    answers_section(ctx, store, opts.ask.as_deref(), &mut body, &mut s).await;
+    synthesis_section(ctx, opts.synthesis.as_deref(), &mut body, &mut s).await;
     if let Ok(t) = rows(
         ctx,
         "SELECT stage, count(*) AS calls, sum(CASE WHEN ok THEN 0 ELSE 1 END) AS failed, \
@@ -603,12 +796,35 @@ pub async fn render(ctx: &SessionContext, store: &str) -> (String, Summary) {
             true,
         );
     }
+    if let Some(n) = s.unreadable_records {
+        count(&mut head, "export entries that could not be read", n, true);
+    }
+    if let Some(n) = s.not_retrieved {
+        count(&mut head, "reports sought and not retrieved", n, true);
+    }
+    if let Some(n) = s.missed {
+        count(
+            &mut head,
+            "eligible studies a person found among the sampled exclusions",
+            n,
+            true,
+        );
+    }
     count(
         &mut head,
         "write-up citations of studies that do not exist",
         s.unknown_citations,
         true,
     );
+    if s.claims > 0 {
+        count(&mut head, "claims argued in a write-up", s.claims, false);
+        count(
+            &mut head,
+            "claims resting on a study the write-up does not cite",
+            s.claims_uncited,
+            true,
+        );
+    }
     count(&mut head, "model requests", s.calls, false);
     count(
         &mut head,
@@ -625,17 +841,367 @@ pub async fn render(ctx: &SessionContext, store: &str) -> (String, Summary) {
          sample of rows against their documents before relying on them.</p>",
     );
     let html = format!("{head}{body}</body></html>\n");
-    (html, s)
+    Ok((html, s))
+}
+
+/// One box of the flow diagram: its lines of text (the first in bold).
+type FlowBox = Vec<String>;
+
+/// Lines of at most `width` characters, broken at spaces.
+fn wrap(text: &str, width: usize) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut line = String::new();
+    for w in text.split_whitespace() {
+        if !line.is_empty() && line.chars().count() + 1 + w.chars().count() > width {
+            out.push(std::mem::take(&mut line));
+        }
+        if !line.is_empty() {
+            line.push(' ');
+        }
+        line.push_str(w);
+    }
+    if !line.is_empty() || out.is_empty() {
+        out.push(line);
+    }
+    out
+}
+
+/// The PRISMA 2020 flow diagram (new reviews, databases and registers
+/// only) of `flow(...)`'s rows (`stage`, `database`, `n`, `detail`), as
+/// inline SVG: each stage's box on the left, what left the review at that
+/// stage on the right, every count the row's `n`.
+fn flow_svg(t: &Table) -> String {
+    let n_of = |stage: &str| -> Option<String> {
+        t.rows
+            .iter()
+            .find(|r| r[0].as_deref() == Some(stage) && r[1].is_none())
+            .and_then(|r| r[2].clone())
+    };
+    let by = |stage: &str| -> Vec<(String, String)> {
+        t.rows
+            .iter()
+            .filter(|r| r[0].as_deref() == Some(stage))
+            .filter_map(|r| Some((r[1].clone()?, r[2].clone()?)))
+            .collect()
+    };
+    let count = |label: &str, stage: &str| -> Option<String> {
+        n_of(stage).map(|n| format!("{label} (n = {n})"))
+    };
+    let mut ident: FlowBox = vec![count("Records identified", "identified").unwrap_or_default()];
+    ident.extend(
+        by("identified")
+            .into_iter()
+            .map(|(d, n)| format!("{d} (n = {n})")),
+    );
+    let mut removed: FlowBox = vec!["Records removed before screening:".into()];
+    removed.extend(count("Duplicate records", "duplicates_removed"));
+    removed.extend(count("Unreadable export entries", "unreadable"));
+    let with_criteria = |head: Option<String>, stage: &str| -> FlowBox {
+        let mut b: FlowBox = head.into_iter().collect();
+        b.extend(by(stage).into_iter().map(|(c, n)| format!("{c} (n = {n})")));
+        b
+    };
+    let screened_out = match n_of("excluded") {
+        Some(_) => with_criteria(count("Records excluded", "excluded"), "excluded"),
+        None => vec![
+            "Records excluded: no screening given".into(),
+            "(flow without protocol=)".into(),
+        ],
+    };
+    let mut assessed_out = match n_of("reports_excluded") {
+        Some(_) => with_criteria(
+            count("Reports excluded", "reports_excluded"),
+            "reports_excluded",
+        ),
+        None => vec!["Reports excluded: no screening given".into()],
+    };
+    assessed_out.extend(count("Awaiting a person", "awaiting"));
+    let included = match count("Studies included in review", "included") {
+        Some(c) => vec![c],
+        None => vec!["Studies included: no screening given".into()],
+    };
+    let steps: Vec<(&str, FlowBox, FlowBox)> = vec![
+        ("Identification", ident, removed),
+        (
+            "Screening",
+            count("Records screened", "screened").into_iter().collect(),
+            screened_out,
+        ),
+        (
+            "",
+            count("Reports sought for retrieval", "sought")
+                .into_iter()
+                .collect(),
+            count("Reports not retrieved", "not_retrieved")
+                .into_iter()
+                .collect(),
+        ),
+        (
+            "",
+            count("Reports assessed for eligibility", "assessed")
+                .into_iter()
+                .collect(),
+            assessed_out,
+        ),
+        ("Included", included, vec![]),
+    ];
+    const W: usize = 300;
+    const LINE: usize = 16;
+    const WRAP: usize = 44;
+    let (left_x, right_x, gap) = (120usize, 480usize, 34usize);
+    let mut svg = String::new();
+    let mut y = 10usize;
+    let mut parts = String::new();
+    let draw = |parts: &mut String, x: usize, y: usize, h: usize, lines: &[String]| {
+        let _ = write!(
+            parts,
+            "<rect x=\"{x}\" y=\"{y}\" width=\"{W}\" height=\"{h}\" fill=\"#fff\" stroke=\"#444\"/>"
+        );
+        for (k, l) in lines.iter().enumerate() {
+            let _ = write!(
+                parts,
+                "<text x=\"{}\" y=\"{}\"{}>{}</text>",
+                x + 8,
+                y + 18 + k * LINE,
+                if k == 0 { " font-weight=\"bold\"" } else { "" },
+                esc(l)
+            );
+        }
+    };
+    let mut prev_bottom: Option<usize> = None;
+    for (phase, left, right) in &steps {
+        let wrapped =
+            |b: &FlowBox| -> Vec<String> { b.iter().flat_map(|l| wrap(l, WRAP)).collect() };
+        let (l, r) = (wrapped(left), wrapped(right));
+        let h = 12 + LINE * l.len().max(r.len()).max(1);
+        if let Some(b) = prev_bottom {
+            let _ = write!(
+                parts,
+                "<line x1=\"{0}\" y1=\"{b}\" x2=\"{0}\" y2=\"{y}\" stroke=\"#444\" marker-end=\"url(#arrow)\"/>",
+                left_x + W / 2
+            );
+        }
+        if !phase.is_empty() {
+            let _ = write!(
+                parts,
+                "<text x=\"12\" y=\"{}\" font-weight=\"bold\" fill=\"#555\">{}</text>",
+                y + 18,
+                esc(phase)
+            );
+        }
+        draw(&mut parts, left_x, y, h, &l);
+        if !right.is_empty() {
+            draw(&mut parts, right_x, y, h, &r);
+            let _ = write!(
+                parts,
+                "<line x1=\"{}\" y1=\"{1}\" x2=\"{right_x}\" y2=\"{1}\" stroke=\"#444\" marker-end=\"url(#arrow)\"/>",
+                left_x + W,
+                y + h / 2
+            );
+        }
+        prev_bottom = Some(y + h);
+        y += h + gap;
+    }
+    let height = y - gap + 10;
+    let width = right_x + W + 10;
+    let _ = write!(
+        svg,
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"flow\" role=\"img\" aria-label=\"PRISMA 2020 flow diagram\" \
+         viewBox=\"0 0 {width} {height}\" width=\"{width}\" height=\"{height}\" font-size=\"13\" font-family=\"system-ui,sans-serif\">\
+         <defs><marker id=\"arrow\" viewBox=\"0 0 10 10\" refX=\"10\" refY=\"5\" markerWidth=\"7\" markerHeight=\"7\" orient=\"auto\">\
+         <path d=\"M0,0L10,5L0,10z\" fill=\"#444\"/></marker></defs>{parts}</svg>"
+    );
+    svg
+}
+
+/// The PRISMA flow of `flow(exports, options)`: the diagram, the search as
+/// reported, and every row with its detail. An error when the flow cannot
+/// be made (the exports or an option named in it are not there).
+async fn flow_section(
+    ctx: &SessionContext,
+    exports: &str,
+    options: &str,
+    body: &mut String,
+    s: &mut Summary,
+) -> Result<(), String> {
+    let sql = format!(
+        "SELECT stage, database, CAST(n AS VARCHAR) AS n, detail FROM flow('{}', '{}')",
+        lit(exports),
+        lit(options)
+    );
+    let t = rows(ctx, &sql)
+        .await
+        .map_err(|e| format!("the PRISMA flow ({sql}) could not be made: {e}"))?;
+    let total = |stage: &str| {
+        t.rows
+            .iter()
+            .find(|r| r[0].as_deref() == Some(stage) && r[1].is_none())
+            .and_then(|r| r[2].as_deref()?.parse::<u64>().ok())
+    };
+    s.not_retrieved = total("not_retrieved");
+    s.unreadable_records = total("unreadable");
+    body.push_str("<h2 id=\"flow\">The search and the PRISMA flow</h2>");
+    let _ = write!(
+        body,
+        "<p>PRISMA 2020, counted by <code>sql/flow.sql</code> from the records of <code>{}</code>{}: every count is a row of <code>flow(...)</code> below, so the diagram and the rows agree.</p>",
+        esc(exports),
+        if options.is_empty() { String::new() } else { format!(" with <code>{}</code>", esc(options)) }
+    );
+    let search: Vec<usize> = (0..t.rows.len())
+        .filter(|&i| t.rows[i][0].as_deref() == Some("search"))
+        .collect();
+    if !search.is_empty() {
+        body.push_str("<h3>The search, as reported</h3>");
+        html_table(body, &t, &search, |_| None);
+    }
+    body.push_str("<div class=\"figure\">");
+    body.push_str(&flow_svg(&t));
+    body.push_str("</div>");
+    let rest: Vec<usize> = (0..t.rows.len())
+        .filter(|&i| t.rows[i][0].as_deref() != Some("search"))
+        .collect();
+    body.push_str("<details><summary>The flow's rows</summary>");
+    html_table(body, &t, &rest, |r| {
+        (matches!(
+            r[0].as_deref(),
+            Some("unreadable" | "not_retrieved" | "awaiting")
+        ) && r[2].as_deref().is_some_and(|n| n != "0"))
+        .then_some("bad")
+    });
+    body.push_str("</details>");
+    Ok(())
+}
+
+/// Whether a calibration row is a rate with an interval to draw on 0–100%.
+fn drawn_rate(r: &[Option<String>]) -> Option<(f64, f64, f64)> {
+    if r[0].as_deref() == Some("lost") {
+        return None;
+    }
+    let f = |i: usize| r[i].as_deref()?.parse::<f64>().ok();
+    let (v, lo, hi) = (f(2)?, f(3)?, f(4)?);
+    (0.0 <= lo && lo <= v && v <= hi && hi <= 1.0).then_some((v, lo, hi))
+}
+
+/// The calibration's rates with their intervals, as inline SVG: one row a
+/// rate, its Wilson interval a bar on 0–100%, the estimate a dot.
+fn calibration_svg(t: &Table) -> String {
+    type Rate<'a> = (&'a Vec<Option<String>>, (f64, f64, f64));
+    let drawn: Vec<Rate> = t
+        .rows
+        .iter()
+        .filter_map(|r| Some((r, drawn_rate(r)?)))
+        .collect();
+    let (label_w, axis_w, row_h) = (230.0, 400.0, 26.0);
+    let x = |p: f64| label_w + p * axis_w;
+    let height = 30.0 + row_h * drawn.len() as f64 + 20.0;
+    let width = label_w + axis_w + 190.0;
+    let mut svg = format!(
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"calibration\" role=\"img\" aria-label=\"calibration rates with their intervals\" \
+         viewBox=\"0 0 {width} {height}\" width=\"{width}\" height=\"{height}\" font-size=\"12\" font-family=\"system-ui,sans-serif\">"
+    );
+    for k in 0..=10 {
+        let p = k as f64 / 10.0;
+        let _ = write!(
+            svg,
+            "<line x1=\"{0:.1}\" y1=\"20\" x2=\"{0:.1}\" y2=\"{1:.1}\" stroke=\"#e3e3e3\"/><text x=\"{0:.1}\" y=\"14\" text-anchor=\"middle\" fill=\"#666\">{2}%</text>",
+            x(p),
+            height - 16.0,
+            k * 10
+        );
+    }
+    for (k, (r, (v, lo, hi))) in drawn.iter().enumerate() {
+        let y = 30.0 + row_h * k as f64 + row_h / 2.0;
+        let label = format!(
+            "{} ({})",
+            r[0].as_deref().unwrap_or(""),
+            r[1].as_deref().unwrap_or("")
+        );
+        let _ = write!(
+            svg,
+            "<text x=\"4\" y=\"{:.1}\">{}</text>\
+             <line x1=\"{:.1}\" y1=\"{y:.1}\" x2=\"{:.1}\" y2=\"{y:.1}\" stroke=\"#2a6fb0\" stroke-width=\"4\"/>\
+             <circle cx=\"{:.1}\" cy=\"{y:.1}\" r=\"5\" fill=\"#123\"/>\
+             <text x=\"{:.1}\" y=\"{:.1}\">{:.1}% ({:.1}–{:.1}), n = {}</text>",
+            y + 4.0,
+            esc(&label),
+            x(*lo),
+            x(*hi),
+            x(*v),
+            label_w + axis_w + 10.0,
+            y + 4.0,
+            v * 100.0,
+            lo * 100.0,
+            hi * 100.0,
+            esc(r[5].as_deref().unwrap_or("?"))
+        );
+    }
+    svg.push_str("</svg>");
+    svg
+}
+
+/// The calibration of `calibrate(screening, sample)`: the rates drawn with
+/// their intervals, then every row (what was refused, and why; the
+/// studies missed). An error when it cannot be made.
+async fn calibration_section(
+    ctx: &SessionContext,
+    screening: &str,
+    sample: &str,
+    body: &mut String,
+    s: &mut Summary,
+) -> Result<(), String> {
+    let sql = format!(
+        "SELECT measure, frame, CAST(value AS VARCHAR) AS value, CAST(low AS VARCHAR) AS low, \
+         CAST(high AS VARCHAR) AS high, CAST(n AS VARCHAR) AS n, detail FROM calibrate('{}', '{}')",
+        lit(screening),
+        lit(sample)
+    );
+    let t = rows(ctx, &sql)
+        .await
+        .map_err(|e| format!("the calibration ({sql}) could not be made: {e}"))?;
+    s.missed = Some(
+        t.rows
+            .iter()
+            .filter(|r| r[0].as_deref() == Some("missed"))
+            .count() as u64,
+    );
+    body.push_str("<h2 id=\"calibration\">The screening against a person</h2>");
+    let _ = write!(
+        body,
+        "<p>A person's decisions on the sample <code>{}</code> against the screening <code>{}</code>, by <code>sql/calibrate.sql</code>: each rate with its 95% Wilson score interval (the bar) and estimate (the dot). What the sample's frame cannot support is refused with the reason, not estimated.</p>",
+        esc(sample),
+        esc(screening)
+    );
+    if t.rows.iter().any(|r| drawn_rate(r).is_some()) {
+        body.push_str("<div class=\"figure\">");
+        body.push_str(&calibration_svg(&t));
+        body.push_str("</div>");
+    }
+    let all: Vec<usize> = (0..t.rows.len()).collect();
+    html_table(body, &t, &all, |r| {
+        let d = r[6].as_deref().unwrap_or("");
+        (d.starts_with("refused")
+            || r[0].as_deref() == Some("missed")
+            || (r[0].as_deref() == Some("adequate") && d.starts_with("only")))
+        .then_some("bad")
+    });
+    Ok(())
 }
 
 /// The `ask` answers kept in the store, question by question: each
 /// document's answer, whether it is partial and why, and the passages it
 /// read in document order.
-async fn answers_section(ctx: &SessionContext, store: &str, body: &mut String, s: &mut Summary) {
+async fn answers_section(
+    ctx: &SessionContext,
+    store: &str,
+    run: Option<&str>,
+    body: &mut String,
+    s: &mut Summary,
+) {
     let Ok(t) = rows(
         ctx,
-        "SELECT run_id, document_id, source, question, recipe, reader, answer, partial, not_found, status, \
-         array_to_string(notes, '; ') AS notes, calls, usd FROM answers ORDER BY question, run_id, source",
+        &format!("SELECT run_id, document_id, source, question, recipe, reader, answer, partial, not_found, status, \
+         array_to_string(notes, '; ') AS notes, calls, usd FROM answers WHERE true{} ORDER BY question, run_id, source",
+         run_filter("run_id", run)),
     )
     .await
     else {
@@ -748,15 +1314,24 @@ async fn answers_section(ctx: &SessionContext, store: &str, body: &mut String, s
 /// Every write-up kept in the store: its text with each `[study n]`
 /// linked to the study it cites (a marker no study has is flagged and
 /// counted), and the list of cited studies.
-async fn synthesis_section(ctx: &SessionContext, body: &mut String, s: &mut Summary) {
-    let Ok(w) = rows(
+async fn synthesis_section(
+    ctx: &SessionContext,
+    which: Option<&str>,
+    body: &mut String,
+    s: &mut Summary,
+) {
+    let w = match rows(
         ctx,
-        "SELECT synthesis_id, src, protocol_hash, options, CAST(written_at AS VARCHAR), text_marked, partial, note \
-         FROM synthesis_review ORDER BY written_at, synthesis_id",
+        &format!("SELECT synthesis_id, src, protocol_hash, options, CAST(written_at AS VARCHAR) AS written, text_marked, partial, note \
+         FROM synthesis_review WHERE true{} ORDER BY written_at, synthesis_id", run_filter("synthesis_id", which)),
     )
     .await
-    else {
-        return;
+    {
+        Ok(w) => w,
+        Err(e) => {
+            section_error(body, "The write-up", &e);
+            return;
+        }
     };
     if w.rows.is_empty() {
         return;
@@ -767,8 +1342,21 @@ async fn synthesis_section(ctx: &SessionContext, body: &mut String, s: &mut Summ
          FROM synthesis_citations ORDER BY synthesis_id, study",
     )
     .await
-    .unwrap_or_default();
-    body.push_str("<h2 id=\"synthesis\">The write-up</h2><p>Each <code>[study n]</code> links to the study it cites. A marker that names no study of the extraction is <mark class=\"missing\">flagged</mark> and counted at the top.</p>");
+    .unwrap_or_else(|e| {
+        section_error(body, "The studies the write-up cites", &e);
+        Table::default()
+    });
+    let claims = rows(
+        ctx,
+        "SELECT synthesis_id, CAST(section AS VARCHAR) AS sec, claim_id, claim, moderator, CAST(study AS VARCHAR) AS st, role, source, cited \
+         FROM synthesis_claims ORDER BY synthesis_id, section, CAST(substr(claim_id, 2) AS BIGINT), role DESC, study",
+    )
+    .await
+    .unwrap_or_else(|e| {
+        section_error(body, "The claims the write-up argues", &e);
+        Table::default()
+    });
+    body.push_str("<h2 id=\"synthesis\">The write-up</h2><p>Each <code>[study n]</code> links to the study it cites. A marker that names no study of the extraction is <mark class=\"missing\">flagged</mark> and counted at the top. Where the sections argue claims across the studies, each claim is listed with the studies for and against it; a study a claim rests on that the write-up never cites is flagged.</p>");
     for (k, r) in w.rows.iter().enumerate() {
         let get = |i: usize| r[i].as_deref().unwrap_or("");
         let sid = get(0);
@@ -814,7 +1402,88 @@ async fn synthesis_section(ctx: &SessionContext, body: &mut String, s: &mut Summ
             );
         }
         body.push_str("</tbody></table>");
+        let (n, flagged) = claims_table(body, &claims, sid, |study| {
+            known.get(&format!("[study {study}]")).map(|c| anchor(c))
+        });
+        s.claims += n;
+        s.claims_uncited += flagged;
     }
+}
+
+/// The claims a write-up's sections argue (rows of `synthesis_claims`:
+/// synthesis_id, section, claim_id, claim, moderator, study, role, source,
+/// cited): each claim with the studies for it and against it, a cited
+/// study linked to its row (`anchor`), one the write-up does not cite
+/// flagged.
+fn claims_table(
+    body: &mut String,
+    claims: &Table,
+    sid: &str,
+    anchor: impl Fn(&str) -> Option<String>,
+) -> (u64, u64) {
+    let mine: Vec<&Vec<Option<String>>> = claims
+        .rows
+        .iter()
+        .filter(|c| c[0].as_deref() == Some(sid))
+        .collect();
+    if mine.is_empty() {
+        return (0, 0);
+    }
+    let (mut n, mut flagged) = (0, 0);
+    body.push_str("<h4>Claims argued, and the studies for and against them</h4><table><thead><tr><th>section</th><th>claim</th><th>for</th><th>against</th><th>the studies differ in</th></tr></thead><tbody>");
+    let mut k = 0;
+    while k < mine.len() {
+        let key = (&mine[k][1], &mine[k][2]);
+        let mut end = k;
+        while end < mine.len() && (&mine[end][1], &mine[end][2]) == key {
+            end += 1;
+        }
+        let group = &mine[k..end];
+        let studies = |role: &str| -> (String, bool) {
+            let mut out = Vec::new();
+            let mut uncited = false;
+            for c in group.iter().filter(|c| c[6].as_deref() == Some(role)) {
+                let n = c[5].as_deref().unwrap_or("?");
+                let label = format!("[study {n}] {}", file_name(c[7].as_deref().unwrap_or("")));
+                match (anchor(n), c[8].as_deref() == Some("true")) {
+                    (Some(a), true) => {
+                        out.push(format!("<a href=\"#{}\">{}</a>", esc(&a), esc(&label)))
+                    }
+                    _ => {
+                        uncited = true;
+                        out.push(format!(
+                            "{} <mark class=\"missing\">not cited</mark>",
+                            esc(&label)
+                        ));
+                    }
+                }
+            }
+            (
+                if out.is_empty() {
+                    "—".into()
+                } else {
+                    out.join("<br>")
+                },
+                uncited,
+            )
+        };
+        let ((pro, u1), (con, u2)) = (studies("support"), studies("contradict"));
+        let g = |i: usize| group[0][i].as_deref().unwrap_or("");
+        n += 1;
+        flagged += u64::from(u1 || u2);
+        row_open(body, (u1 || u2).then_some("bad"));
+        let _ = write!(
+            body,
+            "<td>{}</td><td><b>{}</b> {}</td><td>{pro}</td><td>{con}</td><td>{}</td></tr>",
+            esc(g(1)),
+            esc(g(2)),
+            esc(g(3)),
+            esc(g(4))
+        );
+        k = end;
+    }
+    body.push_str("</tbody></table>");
+    (n, flagged)
 }
 
 /// A write-up's marked text as HTML: `## ` lines as headings, blank lines

@@ -228,6 +228,10 @@ pub fn session(settings: &Settings) -> Result<SessionContext> {
             "synthesis_outline",
             crate::functions::study_claims::Kind::Outline,
         ),
+        (
+            "synthesis_claims",
+            crate::functions::study_claims::Kind::SectionClaims,
+        ),
     ] {
         ctx.register_udtf(
             name,

@@ -702,6 +702,22 @@ pub static SYNTHESIS_CITATIONS: LazyLock<SchemaRef> = LazyLock::new(|| {
     ])
 });
 
+/// The store's `synthesis_claims`: the claims a write-up's sections argue,
+/// one row per claim and study, as `synthesis_claims(...)` gives them.
+pub static SYNTHESIS_CLAIMS: LazyLock<SchemaRef> = LazyLock::new(|| {
+    synthesis_table(vec![
+        Field::new("section", DataType::Int64, true),
+        text("claim_id"),
+        text("claim"),
+        text("moderator"),
+        Field::new("study", DataType::Int64, true),
+        text("role"),
+        text("document_id"),
+        text("source"),
+        Field::new("cited", DataType::Boolean, true),
+    ])
+});
+
 /// The store's `synthesis_outline`: the outline a write-up used, as
 /// `synthesis_outline(...)` gives it.
 pub static SYNTHESIS_OUTLINE: LazyLock<SchemaRef> = LazyLock::new(|| {

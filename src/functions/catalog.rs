@@ -82,6 +82,7 @@ pub const ENTRIES: &[Entry] = &[
     f("synthesis_coherence", "synthesis_coherence(src, protocol [, options])", "the write-up's coherence passes, kept or refused with the reason", None),
     f("synthesis_citations", "synthesis_citations(src, protocol [, options])", "each citation of the write-up and the study it names", None),
     f("synthesis_outline", "synthesis_outline(src, protocol [, options])", "the write-up's outline: headings, briefs, the claims of each", None),
+    f("synthesis_claims", "synthesis_claims(src, protocol [, options])", "the claims the write-up's sections argue: each study for and against, its document, whether it is cited", None),
     f("synthesise_sql", "synthesise_sql(src, protocol [, options])", "the SQL synthesise runs", None),
     f("claims", "claims(src, spec)", "claims with provenance: each a verified quote, its document and place", None),
     f("rejections", "rejections(src, spec)", "the drafted claims that were not kept, and why", None),
@@ -106,6 +107,7 @@ pub const ENTRIES: &[Entry] = &[
     t("synthesis_citations", "the citations of every write-up in the store"),
     t("synthesis_coherence", "the coherence passes of every write-up in the store"),
     t("synthesis_outline", "the outlines of every write-up in the store"),
+    t("synthesis_claims", "the claims every write-up in the store argues, with the studies for and against"),
 ];
 
 /// The entry for a name: a table function first.

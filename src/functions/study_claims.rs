@@ -62,6 +62,8 @@ pub enum Kind {
     Coherence,
     /// `synthesis_outline`: the outline used.
     Outline,
+    /// `synthesis_claims`: the claims its sections argue, study by study.
+    SectionClaims,
 }
 
 /// The table functions.
@@ -85,6 +87,7 @@ impl Kind {
                 | Kind::SynthesiseSql
                 | Kind::Coherence
                 | Kind::Outline
+                | Kind::SectionClaims
         )
     }
 }
@@ -104,6 +107,7 @@ impl StudyClaimsFn {
             Kind::SynthesiseSql => "synthesise_sql(src, protocol [, options])",
             Kind::Coherence => "synthesis_coherence(src, protocol, 'coherence=...')",
             Kind::Outline => "synthesis_outline(src, protocol [, 'outline=claims|each_claim'])",
+            Kind::SectionClaims => "synthesis_claims(src, protocol [, options])",
             Kind::Sql => "study_claims_sql(src, protocol [, extraction options])",
         }
     }
@@ -158,7 +162,7 @@ fn study_options(s: &str, usage: &str, allowed: &[&str]) -> Result<StudyOptions>
 
 /// The store tables a write-up is kept in, with their columns, and the
 /// output of `sql/synthesise.sql` each holds.
-fn kept_tables() -> [(&'static str, &'static str, SchemaRef); 5] {
+fn kept_tables() -> [(&'static str, &'static str, SchemaRef); 6] {
     [
         (
             "synthesis_sections",
@@ -184,6 +188,11 @@ fn kept_tables() -> [(&'static str, &'static str, SchemaRef); 5] {
             "synthesis_outline",
             "outline",
             tables::SYNTHESIS_OUTLINE.clone(),
+        ),
+        (
+            "synthesis_claims",
+            "claims",
+            tables::SYNTHESIS_CLAIMS.clone(),
         ),
     ]
 }
@@ -309,6 +318,7 @@ impl TableFunctionImpl for StudyClaimsFn {
             Kind::Citations => rendered("citations")?,
             Kind::Coherence => rendered("coherence")?,
             Kind::Outline => rendered("outline")?,
+            Kind::SectionClaims => rendered("claims")?,
             Kind::Sections | Kind::SynthesiseSql => rendered("sections")?,
         };
         if matches!(self.kind, Kind::Sql | Kind::SynthesiseSql) {

@@ -402,11 +402,13 @@ FROM verified WHERE c['row_kind'] = 'claim'";
 
 /// The claims of the claims outline's sections: its own claim each.
 const CLAIM_SECTION_CLAIMS: &str =
-    "SELECT s.section, c['claim_id'] AS claim_id, c['support'] AS support\n\
+    "SELECT s.section, c['claim_id'] AS claim_id, c['claim'] AS claim, c['support'] AS support,\n       \
+c['contradict'] AS contradict, c['moderator'] AS moderator\n\
 FROM sections s JOIN verified v ON v.c['row_kind'] = 'claim' AND v.c['claim_id'] = s.claim_ids[1]";
 
 /// No section argues a claim (the protocol's outline).
-const NO_SECTION_CLAIMS: &str = "SELECT CAST(NULL AS BIGINT) AS section, CAST(NULL AS VARCHAR) AS claim_id, make_array(CAST(-1 AS BIGINT)) AS support WHERE false";
+const NO_SECTION_CLAIMS: &str = "SELECT CAST(NULL AS BIGINT) AS section, CAST(NULL AS VARCHAR) AS claim_id, CAST(NULL AS VARCHAR) AS claim, \
+make_array(CAST(-1 AS BIGINT)) AS support, make_array(CAST(-1 AS BIGINT)) AS contradict, CAST(NULL AS VARCHAR) AS moderator WHERE false";
 
 /// The records a bibliography reads, keyed as the studies' `source` is:
 /// `r_key`, `r_record_id`, `r_authors` (joined by "; "), `r_year`,

@@ -56,6 +56,30 @@ async fn the_report_counts_what_sql_counts_and_flags_what_failed() {
     let stderr = String::from_utf8_lossy(&rep.stderr);
     assert!(rep.status.success(), "{stderr}");
     let html = std::fs::read_to_string(&out).unwrap();
+    // The committed example is this page (made over `.quarry`): the README
+    // links it, so it must not drift from what quarry writes.
+    let example = std::fs::read_to_string("examples/report/report.html").unwrap();
+    // The seconds a replayed call took are this run's: the cost table's
+    // figures are left out of the comparison.
+    let timeless = |page: &str| -> String {
+        let start = page.find("<h2 id=\"cost\">").expect("the cost section");
+        let end = start + page[start..].find("</table>").unwrap();
+        format!("{}{}", &page[..start], &page[end..])
+    };
+    let example = timeless(&example);
+    let fresh = timeless(&html.replace(&store.path().display().to_string(), ".quarry"));
+    if fresh != example {
+        let _ = std::fs::write(
+            std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("report.html"),
+            &fresh,
+        );
+    }
+    assert!(
+        fresh == example,
+        "examples/report/report.html is not what `quarry report` writes today: make it again \
+         (README, \"The audit report\"; this run's page is in {})",
+        env!("CARGO_TARGET_TMPDIR")
+    );
     let s = store.path();
     let want = [
         ("documents", count(s, "SELECT count(DISTINCT source) FROM (SELECT source FROM screening UNION ALL SELECT source FROM extraction)").await),
@@ -395,4 +419,165 @@ async fn in_chromium_the_report_runs_nothing_fetches_nothing_and_flags_the_plant
     );
     assert_eq!(hits.load(Ordering::SeqCst), 0);
     eprintln!("first screen: {}", shot.display());
+}
+
+/// A number of a query over the store, the model calls answered from
+/// `replay` (a flow with `protocol=` screens its records).
+async fn count_replayed(store: &std::path::Path, replay: &str, sql: &str) -> u64 {
+    let ctx = quarry::session(&quarry::Settings {
+        store: Some(store.display().to_string()),
+        replay: Some(replay.into()),
+        ..Default::default()
+    })
+    .unwrap();
+    let b = ctx.sql(sql).await.unwrap().collect().await.unwrap();
+    let c = datafusion::arrow::compute::cast(
+        b[0].column(0),
+        &datafusion::arrow::datatypes::DataType::UInt64,
+    )
+    .unwrap();
+    c.as_any()
+        .downcast_ref::<datafusion::arrow::array::UInt64Array>()
+        .unwrap()
+        .value(0)
+}
+
+/// The review example's store with its flow and a calibration: the
+/// protocol shown as fixed in advance with the hash its rows carry, the
+/// PRISMA diagram's every count `flow(...)`'s, the calibration's rates
+/// drawn with their intervals and its missed studies counted at the top;
+/// a protocol the store has no run of is refused, naming the ones it has.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_report_draws_the_flow_and_the_calibration_of_the_protocol_it_names() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("store");
+    let replay = "examples/review/recording";
+    let run = quarry()
+        .args(["sql", "--replay", replay, "-c"])
+        .arg("SELECT count(*) FROM screen('examples/review/exports/', 'examples/review/protocol.toml', 'records, files=examples/review/pdfs/')")
+        .env("QUARRY_STORE", &store)
+        .env_remove("QUARRY_CONFIG")
+        .output()
+        .unwrap();
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    // Seed 001's screening of 412: 340 excluded, 60 of them sampled.
+    let screening = dir.path().join("screening.csv");
+    let mut csv = String::from("source,decision\n");
+    for i in 1..=412 {
+        let d = match i {
+            1..=340 => "exclude",
+            341..=400 => "include",
+            _ => "unclear",
+        };
+        csv.push_str(&format!("rec{i:03}.pdf,{d}\n"));
+    }
+    std::fs::write(&screening, csv).unwrap();
+    let flow_options = "files=examples/review/pdfs/, search=examples/review/search.toml, protocol=examples/review/protocol.toml";
+    let page = dir.path().join("report.html");
+    let report = |protocol: &str| {
+        quarry()
+            .args(["report", "--store"])
+            .arg(&store)
+            .args(["--replay", replay, "--protocol", protocol])
+            .args([
+                "--flow",
+                "examples/review/exports/",
+                "--flow-options",
+                flow_options,
+            ])
+            .args(["--calibration", "examples/review/check.csv", "--screening"])
+            .arg(&screening)
+            .arg(&page)
+            .env_remove("QUARRY_CONFIG")
+            .output()
+            .unwrap()
+    };
+    let rep = report("examples/review/protocol.toml");
+    assert!(
+        rep.status.success(),
+        "{}",
+        String::from_utf8_lossy(&rep.stderr)
+    );
+    let html = std::fs::read_to_string(&page).unwrap();
+
+    // The protocol, with the hash its rows carry.
+    let hash = quarry::review::protocol::Protocol::load(std::path::Path::new(
+        "examples/review/protocol.toml",
+    ))
+    .unwrap()
+    .short_hash();
+    assert!(html.contains("The protocol, as fixed in advance"));
+    assert!(
+        html.contains(&format!("protocol_hash = '{hash}'")),
+        "{hash}"
+    );
+    assert_eq!(
+        count(
+            &store,
+            &format!("SELECT count(*) FROM screening WHERE protocol_hash = '{hash}'")
+        )
+        .await,
+        2
+    );
+
+    // Every count in the diagram is the flow's.
+    let svg = &html[html.find("<svg").unwrap()..html.find("</svg>").unwrap()];
+    for (label, stage) in [
+        ("Records identified", "identified"),
+        ("Duplicate records", "duplicates_removed"),
+        ("Records screened", "screened"),
+        ("Reports sought for retrieval", "sought"),
+        ("Reports not retrieved", "not_retrieved"),
+        ("Reports assessed for eligibility", "assessed"),
+        ("Reports excluded", "reports_excluded"),
+        ("Studies included in review", "included"),
+    ] {
+        let n = count_replayed(
+            &store,
+            replay,
+            &format!("SELECT n FROM flow('examples/review/exports/', '{flow_options}') WHERE stage = '{stage}' AND database IS NULL"),
+        )
+        .await;
+        assert!(
+            svg.contains(&format!(">{label} (n = {n})</text>")),
+            "{label} {n}: {svg}"
+        );
+    }
+    assert!(svg.contains(">Scopus (n = 2)</text>"), "{svg}");
+    assert!(html.contains("<td>reports sought and not retrieved</td><td class=\"n\">1</td>"));
+
+    // The calibration: the rates drawn with their intervals, what the frame
+    // cannot support refused, the missed studies counted at the top.
+    let cal = &html[html
+        .find("<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"calibration\"")
+        .expect("the calibration drawn")..];
+    assert!(
+        cal.contains("5.0% (1.7–13.7), n = 60"),
+        "{}",
+        &cal[..2000.min(cal.len())]
+    );
+    assert!(cal.contains("95.0% (86.3–98.3), n = 60"));
+    assert!(html.contains(
+        "<tr class=\"bad\"><td>eligible studies a person found among the sampled exclusions</td><td class=\"n\">3</td></tr>"
+    ));
+    assert!(html.contains("<td>missed</td>") && html.contains("rec322.pdf"));
+
+    // Loaded in Chromium: nothing logged, nothing fetched.
+    let (dom, err) = browse(&page, &["--dump-dom".into()]);
+    assert!(console(&err).is_empty(), "console: {:?}", console(&err));
+    assert!(dom.contains("class=\"flow\""));
+
+    // A protocol the store has no run of.
+    let rep = report("0000dead");
+    assert!(!rep.status.success());
+    let err = String::from_utf8_lossy(&rep.stderr);
+    assert!(
+        err.contains("no extraction or screening in the store")
+            && err.contains("starts with 0000dead"),
+        "{err}"
+    );
 }

@@ -517,6 +517,38 @@ async fn sections_from_claims_see_only_their_studies_and_a_claim_not_written_up_
     .await;
     assert!(shown.contains("| section 1 | true  | true   |"), "{shown}");
     assert!(shown.contains("| section 2 | true  | false  |"), "{shown}");
+    // The claims each section argued, study by study, kept in the store:
+    // for and against, each study's document, and whether it is cited.
+    let argued = table(
+        &ctx,
+        "SELECT section, claim_id, study, role, regexp_replace(source, '.*/', '') AS file, cited FROM synthesis_claims ORDER BY section, role DESC, study",
+    )
+    .await;
+    for w in [
+        "| 1       | C1       | 2     | support    | lee.txt    | true  |",
+        "| 1       | C1       | 3     | support    | smith.txt  | true  |",
+        "| 1       | C1       | 1     | contradict | garcia.txt | true  |",
+        "| 2       | C2       | 3     | support    | smith.txt  | true  |",
+    ] {
+        assert!(argued.contains(w), "{w} in {argued}");
+    }
+    assert_eq!(argued.lines().count(), 4 + 4, "{argued}");
+    // The report lists each claim with its studies for and against, each
+    // linked to the row of the study the write-up cites.
+    let store = dir.path().join("store").display().to_string();
+    let (html, sum) = quarry::report::render(&ctx, &store, &Default::default())
+        .await
+        .unwrap();
+    assert_eq!((sum.claims, sum.claims_uncited), (2, 0), "{html}");
+    let at = html.find("Claims argued").expect("the claims table");
+    let claims = &html[at..];
+    let c1 = &claims[claims.find("<b>C1</b>").unwrap()..];
+    let c1 = &c1[..c1.find("</tr>").unwrap()];
+    assert!(
+        c1.contains("[study 2] lee.txt</a><br><a href=\"#syn1-3\">[study 3] smith.txt</a></td><td><a href=\"#syn1-1\">[study 1] garcia.txt</a>"),
+        "{c1}"
+    );
+    assert!(html.contains("<tr id=\"syn1-1\">"), "the cited study's row");
     // Without an outline and without outline=claims there is nothing to write.
     let err = ctx
         .sql(&format!("SELECT * FROM synthesise('{c}', '{p}')"))
