@@ -82,8 +82,8 @@ async fn bench() {
              [segment]\nmethod = \"paragraph\"\nmax_tokens = 400\noverlap_tokens = 0\n[model]\nname = \"bench\"\n",
         )
         .unwrap();
-        let good = serde_json::json!({"design": "randomised", "design__quote": DESIGN, "n": 120, "n__quote": N});
-        let paraphrased = serde_json::json!({"design": "randomised", "design__quote": "Randomised in blocks by site.", "n": 120, "n__quote": N});
+        let good = serde_json::json!({"design": "computer-generated blocks", "design__quote": DESIGN, "n": 120, "n__quote": N});
+        let paraphrased = serde_json::json!({"design": "blocks by site", "design__quote": "Randomised in blocks by site.", "n": 120, "n__quote": N});
         let rules = vec![
             Rule {
                 needle: "Variant arm.".into(),

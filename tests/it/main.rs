@@ -19,6 +19,7 @@ mod readme;
 mod records;
 mod report;
 mod s3;
+mod secrets;
 mod segmenting;
 mod slt;
 mod synthesis;

@@ -1,0 +1,239 @@
+//! No key is ever written down (issue 22, "Secrets"): a key planted in
+//! every place a key can be given (the environment's `OPENAI_API_KEY`, a
+//! config's `api_key`, `api_key_env`, a header given literally and one
+//! read through `${VAR}`), every command path a user takes with a model
+//! (extract, screen, ask, llm with a refused and a failing request, the
+//! store's tables printed whole, the report, a configuration that cannot
+//! be used), and then the store, the report, standard output, standard
+//! error and error messages searched for each key.
+
+use std::path::Path;
+
+use crate::common::walk_files;
+use quarry::model::test_server::{Action, Rule, TestServer};
+
+const KEYS: [&str; 5] = [
+    "sk-env-5e1c2a7f93",
+    "sk-cfg-0b8d6e4a21",
+    "sk-named-77c3f1d0e9",
+    "hdr-literal-4f2a9b",
+    "hdr-var-8d31c6e2",
+];
+
+/// The places `text` (from `whence`) holds a planted key.
+fn leaks(text: &[u8], whence: &str) -> Vec<String> {
+    KEYS.iter()
+        .filter(|k| text.windows(k.len()).any(|w| w == k.as_bytes()))
+        .map(|k| format!("{k} in {whence}"))
+        .collect()
+}
+
+/// `quarry ARGS` with the planted environment; its output and status.
+fn run(dir: &Path, config: &Path, args: &[&str]) -> std::process::Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_quarry"))
+        .current_dir(dir)
+        .args(args)
+        .env("QUARRY_CONFIG", config)
+        .env("OPENAI_API_KEY", KEYS[0])
+        .env("QUARRY_TEST_NAMED_KEY", KEYS[2])
+        .env("QUARRY_TEST_HEADER", KEYS[4])
+        .env_remove("OPENAI_BASE_URL")
+        .env_remove("QUARRY_STORE")
+        .output()
+        .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_key_given_anywhere_is_written_nowhere() {
+    // The detector finds a key where there is one.
+    assert_eq!(
+        leaks(format!("x{}y", KEYS[3]).as_bytes(), "control").len(),
+        1
+    );
+    let srv = TestServer::start(
+        vec![
+            Rule {
+                needle: "refuse me".into(),
+                actions: vec![Action::Status(401, None)],
+            },
+            Rule {
+                needle: "fail me".into(),
+                actions: vec![Action::Status(500, None)],
+            },
+            Rule {
+                needle: "cut me".into(),
+                actions: vec![Action::Truncate],
+            },
+        ],
+        std::time::Duration::ZERO,
+    )
+    .await
+    .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let corpus = crate::common::corpus_with(
+        d,
+        &[
+            (
+                "a.txt",
+                "Trial A. We ran a randomised controlled trial of spaced practice. We enrolled 120 participants.\n",
+            ),
+            ("b.txt", "Trial B. A cohort study of retention. 80 adults took part.\n"),
+            ("broken.pdf", "%PDF-1.4 not a PDF"),
+        ],
+    );
+    std::fs::write(
+        d.join("protocol.toml"),
+        "name = \"secrets\"\nquestion = \"Does spaced practice improve retention?\"\n\
+         inclusion = [\"a randomised trial\"]\nexclusion = [\"not a trial\"]\n\
+         [[fields]]\nname = \"design\"\ndescription = \"The study design\"\n\
+         [[fields]]\nname = \"n\"\ndescription = \"Participants\"\ntype = \"integer\"\n",
+    )
+    .unwrap();
+    let url = srv.base_url();
+    // Each way of giving a key, one configuration each; the environment's
+    // OPENAI_API_KEY is the one in force where the configuration names none.
+    let configs = [
+        ("env", String::new()),
+        ("api_key", format!("api_key = \"{}\"\n", KEYS[1])),
+        (
+            "api_key_env",
+            "api_key_env = \"QUARRY_TEST_NAMED_KEY\"\n".to_string(),
+        ),
+        (
+            "headers",
+            format!(
+                "headers = {{ \"api-key\" = \"${{QUARRY_TEST_HEADER}}\", \"x-org\" = \"{}\" }}\n",
+                KEYS[3]
+            ),
+        ),
+    ];
+    let mut found = Vec::new();
+    let mut outputs = 0;
+    for (name, auth) in &configs {
+        let config = d.join(format!("{name}.toml"));
+        std::fs::write(
+            &config,
+            format!(
+                "[model]\nname = \"gpt-4o-mini\"\n[endpoints.default]\nbase_url = \"{url}\"\n{auth}\
+                 max_attempts = 2\nbackoff_initial_ms = 5\n"
+            ),
+        )
+        .unwrap();
+        let store = d.join(format!("store-{name}"));
+        let s = store.display().to_string();
+        let c = corpus.display().to_string();
+        let mut outs = vec![
+            run(
+                d,
+                &config,
+                &[
+                    "sql",
+                    "--store",
+                    &s,
+                    "-c",
+                    &format!("SELECT count(*) FROM extract('{c}', 'protocol.toml')"),
+                    "-c",
+                    &format!("SELECT count(*) FROM screen('{c}', 'protocol.toml')"),
+                    "-c",
+                    &format!(
+                        "SELECT count(*) FROM ask('{c}', 'How many participants?', 'reader=stuff')"
+                    ),
+                    "-c",
+                    "SELECT llm('refuse me') AS a, llm('fail me') AS b, llm('cut me') AS c",
+                ],
+            ),
+            run(
+                d,
+                &config,
+                &[
+                    "sql",
+                    "--store",
+                    &s,
+                    "--format",
+                    "json",
+                    "-c",
+                    "SELECT * FROM calls",
+                    "-c",
+                    "SELECT * FROM reply_problems()",
+                    "-c",
+                    "SELECT * FROM models()",
+                    "-c",
+                    "SELECT * FROM cache_stats()",
+                ],
+            ),
+        ];
+        let page = d.join(format!("report-{name}.html"));
+        outs.push(run(
+            d,
+            &config,
+            &["report", "--store", &s, &page.display().to_string()],
+        ));
+        for (k, o) in outs.iter().enumerate() {
+            assert!(
+                o.status.success(),
+                "{name} command {k}: {}",
+                String::from_utf8_lossy(&o.stderr)
+            );
+        }
+        // The calls were made, with the key: the server saw them.
+        let calls = String::from_utf8_lossy(&outs[1].stdout).to_string();
+        assert!(
+            calls.contains("\"stage\": \"extract\"") && calls.contains("\"stage\": \"screen\""),
+            "{name}: {}",
+            &calls[..calls.len().min(2000)]
+        );
+        for o in &outs {
+            found.extend(leaks(&o.stdout, &format!("{name}: standard output")));
+            found.extend(leaks(&o.stderr, &format!("{name}: standard error")));
+            outputs += 1;
+        }
+        for f in walk_files(&store).into_iter().chain([page]) {
+            found.extend(leaks(&std::fs::read(&f).unwrap(), &f.display().to_string()));
+            outputs += 1;
+        }
+    }
+    // The server saw every way of giving a key, so the search above looked
+    // for keys that were in use.
+    let seen: Vec<String> = srv
+        .requests()
+        .iter()
+        .flat_map(|r| r.headers.iter().map(|(k, v)| format!("{k}: {v}")))
+        .collect();
+    for (k, want) in [
+        (KEYS[0], "authorization: Bearer "),
+        (KEYS[1], "authorization: Bearer "),
+        (KEYS[2], "authorization: Bearer "),
+        (KEYS[3], "x-org: "),
+        (KEYS[4], "api-key: "),
+    ] {
+        assert!(
+            seen.iter().any(|h| h == &format!("{want}{k}")),
+            "{k} was never sent as {want}"
+        );
+    }
+    // A configuration that cannot be used: its error names the variable,
+    // not a value.
+    let config = d.join("unset.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[model]\nname = \"gpt-4o-mini\"\n[endpoints.default]\nbase_url = \"{url}\"\napi_key = \"{}\"\n\
+             headers = {{ \"api-key\" = \"${{QUARRY_TEST_UNSET_9f}}\" }}\n",
+            KEYS[1]
+        ),
+    )
+    .unwrap();
+    let o = run(
+        d,
+        &config,
+        &["sql", "--no-store", "-c", "SELECT llm('hello')"],
+    );
+    assert!(!o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("QUARRY_TEST_UNSET_9f"), "{err}");
+    found.extend(leaks(&o.stdout, "unset: standard output"));
+    found.extend(leaks(&o.stderr, "unset: standard error"));
+    assert!(outputs > 40, "searched {outputs} outputs and files");
+    assert!(found.is_empty(), "{found:#?}");
+}
