@@ -142,6 +142,7 @@ impl Protocol {
         let Some(obj) = v.as_object() else {
             return Err("the protocol must be a table of settings".into());
         };
+        template_safe(&v, "", &mut p);
         for k in obj.keys().filter(|k| !TOP.contains(&k.as_str())) {
             p.add(format!(
                 "unknown setting '{k}' (settings: {})",
@@ -241,6 +242,45 @@ impl Protocol {
     /// The first 16 hex digits of the hash: what rows carry.
     pub fn short_hash(&self) -> String {
         self.hash()[..16].to_string()
+    }
+}
+
+/// Refuses text that could change the SQL a protocol is rendered into:
+/// quarry's SQL templates mark their slots `{{name}}` and their stages
+/// with lines starting `-- @`, and a protocol's text is put in those
+/// templates, so text holding either could fill a later slot or start a
+/// stage of its own. Quotes, semicolons and SQL are safe (every text is
+/// quoted); these two are not, and no protocol needs them.
+fn template_safe(v: &Value, at: &str, p: &mut Problems) {
+    match v {
+        Value::String(s) => {
+            if s.contains("{{") || s.contains("}}") {
+                p.add(format!(
+                    "{at}: the text holds '{{{{' or '}}}}', which quarry's SQL templates use to mark their slots: write it another way (e.g. '{{ {{')"
+                ));
+            }
+            if s.lines().any(|l| l.trim_start().starts_with("-- @")) {
+                p.add(format!(
+                    "{at}: a line of the text starts with '-- @', which marks a stage in quarry's SQL templates: write it another way"
+                ));
+            }
+        }
+        Value::Array(items) => {
+            for (i, x) in items.iter().enumerate() {
+                template_safe(x, &format!("{at}[{i}]"), p);
+            }
+        }
+        Value::Object(m) => {
+            for (k, x) in m {
+                let here = if at.is_empty() {
+                    k.clone()
+                } else {
+                    format!("{at}.{k}")
+                };
+                template_safe(x, &here, p);
+            }
+        }
+        _ => {}
     }
 }
 

@@ -237,3 +237,109 @@ async fn a_key_given_anywhere_is_written_nowhere() {
     assert!(outputs > 40, "searched {outputs} outputs and files");
     assert!(found.is_empty(), "{found:#?}");
 }
+
+/// A protocol's text cannot change the SQL it is rendered into: field
+/// descriptions, criteria and the question holding quotes, semicolons,
+/// SQL, `${VAR}`, backslashes and control characters reach the model
+/// verbatim, and the run is the ordinary one. Text holding the templates'
+/// own marks (a `{{slot}}`, a line starting `-- @`) is refused, naming
+/// where (it once filled a later slot: `{{llm_options}}` in a criterion
+/// vanished from the screening prompt), and so is a field name that is
+/// not a column name.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_protocols_text_reaches_the_model_verbatim_and_changes_no_sql() {
+    let srv = TestServer::start(vec![], std::time::Duration::ZERO)
+        .await
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let corpus = crate::common::corpus_with(
+        d,
+        &[(
+            "a.txt",
+            "Trial A. We ran a randomised controlled trial. We enrolled 120 participants.\n",
+        )],
+    );
+    let hostile = "It's the design'); DROP TABLE evidence; -- { {prompt} } ${HOME} \\u0007 \"quoted\" \\\\ end";
+    let toml_text = |s: &str| format!("\"{}\"", s.replace('"', "\\\""));
+    let proto = d.join("protocol.toml");
+    std::fs::write(
+        &proto,
+        format!(
+            "name = {n}\nquestion = {q}\ninclusion = [{q}]\nexclusion = [{q}]\n\
+             [[fields]]\nname = \"design\"\ndescription = {q}\n\
+             [[fields]]\nname = \"n\"\ndescription = {q}\ntype = \"integer\"\n",
+            n = toml_text("x'; --"),
+            q = toml_text(hostile)
+        ),
+    )
+    .unwrap();
+    let ctx = crate::common::scripted_session(&srv.base_url(), d, "");
+    let (c, p) = (corpus.display(), proto.display());
+    let t = crate::common::table(
+        &ctx,
+        &format!("SELECT status FROM extract('{c}', '{p}') UNION ALL SELECT status FROM screen('{c}', '{p}')"),
+    )
+    .await;
+    assert_eq!(t.matches("| ok     |").count(), 2, "{t}");
+    // The text as the TOML gives it (the \u0007 escape a BEL character).
+    let want = hostile.replace("\\u0007", "\u{7}").replace("\\\\", "\\");
+    let prompts: Vec<String> = srv
+        .requests()
+        .iter()
+        .map(|r| r.body["messages"].to_string())
+        .collect();
+    assert_eq!(
+        prompts.len(),
+        2,
+        "one extraction request, one screening request"
+    );
+    for m in &prompts {
+        let text: String = serde_json::from_str::<serde_json::Value>(m)
+            .unwrap()
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|m| m["content"].as_str())
+            .collect();
+        assert!(text.contains(&want), "{want:?} not verbatim in {text:?}");
+    }
+    let n = crate::common::table(&ctx, "SELECT count(*) AS n FROM calls WHERE ok").await;
+    assert!(n.contains("| 2 |"), "{n}");
+    // The templates' own marks.
+    for (text, want) in [
+        (
+            "a {{llm_options}} slot",
+            "exclusion[0]: the text holds '{{' or '}}'",
+        ),
+        (
+            "first line\\n-- @stage dropped",
+            "exclusion[0]: a line of the text starts with '-- @'",
+        ),
+    ] {
+        std::fs::write(
+            &proto,
+            format!("name = \"x\"\nexclusion = [\"{text}\"]\n[[fields]]\nname = \"n\"\ndescription = \"d\"\n"),
+        )
+        .unwrap();
+        let err = crate::common::sql(&ctx, &format!("SELECT * FROM screen('{c}', '{p}')"))
+            .await
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains(want), "{err}");
+    }
+    // A field name that is not a column name.
+    std::fs::write(
+        &proto,
+        "name = \"x\"\n[[fields]]\nname = \"n\\\"; DROP TABLE t; --\"\ndescription = \"d\"\n",
+    )
+    .unwrap();
+    let err = crate::common::sql(&ctx, &format!("SELECT * FROM extract('{c}', '{p}')"))
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("must be lower-case letters, digits and _"),
+        "{err}"
+    );
+}
