@@ -73,6 +73,14 @@ struct State {
     seen: Mutex<Vec<Seen>>,
     in_flight: AtomicUsize,
     peak: AtomicUsize,
+    /// Requests in a hundred given a fault instead of their answer, and
+    /// the seed that picks which (see [`TestServer::inject_faults`]).
+    fault_percent: AtomicUsize,
+    fault_seed: std::sync::atomic::AtomicU64,
+    slow: Mutex<Duration>,
+    faults: AtomicUsize,
+    /// Replies of status 200 given whole.
+    ok_replies: AtomicUsize,
 }
 
 /// A running test server. Dropping it stops it.
@@ -126,6 +134,25 @@ impl TestServer {
             state,
             stop: Some(tx),
         })
+    }
+
+    /// From now on, about `percent` requests in a hundred get a fault
+    /// instead of their answer, drawn from `seed` and the request's number:
+    /// 429 with and without `Retry-After`, 500, 503, a dropped connection,
+    /// a body cut half-way, or a reply slower than `slow` (past a client's
+    /// timeout). `percent` 0 makes the server healthy again.
+    pub fn inject_faults(&self, percent: usize, seed: u64, slow: Duration) {
+        self.state.fault_seed.store(seed, Ordering::SeqCst);
+        self.state.fault_percent.store(percent, Ordering::SeqCst);
+        *self.state.slow.lock().expect("slow") = slow;
+    }
+
+    /// Faults given so far, and replies of status 200 given whole.
+    pub fn faults(&self) -> (usize, usize) {
+        (
+            self.state.faults.load(Ordering::SeqCst),
+            self.state.ok_replies.load(Ordering::SeqCst),
+        )
     }
 
     /// `http://127.0.0.1:PORT/v1`.
@@ -234,8 +261,14 @@ async fn serve(mut sock: TcpStream, st: Arc<State>, latency: Duration) -> std::i
 
         let now = st.in_flight.fetch_add(1, Ordering::SeqCst) + 1;
         st.peak.fetch_max(now, Ordering::SeqCst);
-        let action = choose(&st, &body);
-        st.count.fetch_add(1, Ordering::SeqCst);
+        let n = st.count.fetch_add(1, Ordering::SeqCst);
+        let action = match fault(&st, n) {
+            Some(f) => {
+                st.faults.fetch_add(1, Ordering::SeqCst);
+                Some(f)
+            }
+            None => choose(&st, &body),
+        };
         if st.keep {
             st.seen.lock().expect("seen").push(Seen {
                 path: path.clone(),
@@ -269,7 +302,14 @@ async fn serve(mut sock: TcpStream, st: Arc<State>, latency: Duration) -> std::i
             }
             tokio::time::sleep(Duration::from_millis(5)).await;
         }
+        let whole = !matches!(
+            action,
+            Some(Action::Status(..) | Action::Drop | Action::Truncate | Action::Sleep(..))
+        );
         let res = answer(&mut sock, &path, &body, action).await;
+        if whole && matches!(res, Ok(true)) {
+            st.ok_replies.fetch_add(1, Ordering::SeqCst);
+        }
         st.in_flight.fetch_sub(1, Ordering::SeqCst);
         if st.keep && matches!(res, Ok(true)) {
             st.answered.lock().expect("answered").push(body.clone());
@@ -278,6 +318,35 @@ async fn serve(mut sock: TcpStream, st: Arc<State>, latency: Duration) -> std::i
             return Ok(());
         }
     }
+}
+
+/// The fault request `n` gets, if any (see [`TestServer::inject_faults`]).
+fn fault(st: &State, n: usize) -> Option<Action> {
+    let percent = st.fault_percent.load(Ordering::SeqCst) as u64;
+    if percent == 0 {
+        return None;
+    }
+    // splitmix64 of the seed and the request's number.
+    let mut z = st
+        .fault_seed
+        .load(Ordering::SeqCst)
+        .wrapping_add((n as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15));
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^= z >> 31;
+    if z % 100 >= percent {
+        return None;
+    }
+    let slow = *st.slow.lock().expect("slow");
+    Some(match (z / 100) % 7 {
+        0 => Action::Status(429, Some(0.01)),
+        1 => Action::Status(429, None),
+        2 => Action::Status(500, None),
+        3 => Action::Status(503, None),
+        4 => Action::Drop,
+        5 => Action::Truncate,
+        _ => Action::Sleep(slow, Box::new(Action::Reply("too late".into()))),
+    })
 }
 
 fn find(h: &[u8], n: &[u8]) -> Option<usize> {
