@@ -235,7 +235,11 @@ async fn a_key_given_anywhere_is_written_nowhere() {
     found.extend(leaks(&o.stdout, "unset: standard output"));
     found.extend(leaks(&o.stderr, "unset: standard error"));
     assert!(outputs > 40, "searched {outputs} outputs and files");
-    eprintln!("secrets: {} keys, {} configurations, {outputs} outputs and files searched", KEYS.len(), configs.len());
+    eprintln!(
+        "secrets: {} keys, {} configurations, {outputs} outputs and files searched",
+        KEYS.len(),
+        configs.len()
+    );
     assert!(found.is_empty(), "{found:#?}");
 }
 
@@ -488,4 +492,145 @@ async fn under_thirty_percent_faults_nothing_is_lost_or_paid_twice() {
         let b = crate::common::table(&again, t).await;
         assert!(a == b, "{t}: the faulty run, once retried, differs from the clean one");
     }
+}
+
+/// The kill loop, at CI's size: a screen-then-extract run over 200
+/// documents killed with SIGKILL 5 times at seeded moments (after a drawn
+/// number of answers) and started again each time. After the last start
+/// the tables are an uninterrupted run's; a request answered before a kill
+/// is sent again only when its answer was still in flight (at most the
+/// requests in flight, 4, per kill); and every Parquet file the store
+/// holds is read by DuckDB. `QUARRY_KILLS` sets the number of kills.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn killed_five_times_the_run_ends_with_an_uninterrupted_runs_tables() {
+    let kills: usize = std::env::var("QUARRY_KILLS")
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(5);
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let corpus = d.join("corpus");
+    std::fs::create_dir(&corpus).unwrap();
+    let docs = 200;
+    for i in 0..docs {
+        std::fs::write(
+            corpus.join(format!("doc{i:04}.txt")),
+            format!(
+                "Trial {i}. We ran a randomised controlled trial. We enrolled {} participants.\n",
+                20 + i
+            ),
+        )
+        .unwrap();
+    }
+    let proto = d.join("protocol.toml");
+    std::fs::write(
+        &proto,
+        "name = \"kill\"\ninclusion = [\"a randomised trial\"]\n\
+         [[fields]]\nname = \"design\"\ndescription = \"The study design\"\n\
+         [[fields]]\nname = \"n\"\ndescription = \"Participants\"\ntype = \"integer\"\n",
+    )
+    .unwrap();
+    let (c, p) = (corpus.display(), proto.display());
+    let f = "regexp_replace(source, '^.*/', '') AS f";
+    let queries = [
+        format!("SELECT {f}, decision, status FROM screen('{c}', '{p}') ORDER BY f"),
+        format!("SELECT {f}, design, n, status FROM extract('{c}', '{p}') ORDER BY f"),
+        format!("SELECT {f}, decision, status, protocol_hash FROM screening ORDER BY f"),
+        format!("SELECT {f}, design, n, n_filled, status, protocol_hash FROM extraction ORDER BY f"),
+        "SELECT document_id, field, value, quote, verified FROM evidence ORDER BY document_id, field".into(),
+    ];
+    let port = regex::Regex::new(r"127\.0\.0\.1:\d+").unwrap();
+    let norm = |out: std::process::Output| {
+        port.replace_all(&crate::common::stdout_of(out), "127.0.0.1:PORT")
+            .to_string()
+    };
+    let a = TestServer::start(vec![], std::time::Duration::from_millis(5))
+        .await
+        .unwrap();
+    let want = norm(
+        crate::common::sql_command(&a.base_url(), &d.join("a"), &queries)
+            .output()
+            .unwrap(),
+    );
+    let total = a.count();
+    assert_eq!(
+        total,
+        2 * docs,
+        "one screening and one extraction request a document"
+    );
+
+    let b = TestServer::start(vec![], std::time::Duration::from_millis(5))
+        .await
+        .unwrap();
+    let store = d.join("b");
+    // The moments: a drawn number of answers, in order (xorshift, seed 42).
+    let mut x: u64 = 42;
+    let mut at: Vec<usize> = (0..kills)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            20 + (x % (total as u64 - 40)) as usize
+        })
+        .collect();
+    at.sort_unstable();
+    let mut killed = 0;
+    for &n in &at {
+        let mut child = crate::common::sql_command(&b.base_url(), &store, &queries)
+            .spawn()
+            .unwrap();
+        let t0 = std::time::Instant::now();
+        while b.answered().len() < n && child.try_wait().unwrap().is_none() {
+            assert!(t0.elapsed() < std::time::Duration::from_secs(120));
+            tokio::time::sleep(std::time::Duration::from_millis(2)).await;
+        }
+        if child.try_wait().unwrap().is_none() {
+            child.kill().unwrap();
+            killed += 1;
+        }
+        child.wait().unwrap();
+    }
+    assert!(
+        killed >= kills.saturating_sub(1),
+        "killed {killed} of {kills}"
+    );
+    let out = crate::common::sql_command(&b.base_url(), &store, &queries)
+        .output()
+        .unwrap();
+    assert!(
+        norm(out) == want,
+        "after {killed} kills the tables differ from an uninterrupted run's"
+    );
+    let answers = answered_prompts(&b);
+    let mut seen = std::collections::HashSet::new();
+    let again = answers.iter().filter(|a| !seen.insert(a.as_str())).count();
+    eprintln!("kill loop: {docs} documents, {killed} kills, {} answers ({total} uninterrupted), {again} answered twice", answers.len());
+    assert!(
+        again <= killed * 4,
+        "{again} requests answered twice in {killed} kills"
+    );
+
+    // Every Parquet file of the store, read by DuckDB.
+    let files: Vec<std::path::PathBuf> = walk_files(&store)
+        .into_iter()
+        .filter(|p| p.extension().is_some_and(|e| e == "parquet"))
+        .collect();
+    assert!(files.len() > 10, "{} parquet files", files.len());
+    let refs: Vec<&Path> = files.iter().map(|p| p.as_path()).collect();
+    let words = crate::common::python_words(
+        "import sys, duckdb\n\
+         c = duckdb.connect()\n\
+         ok = sum(1 for p in sys.argv[1:] if c.execute('SELECT count(*) FROM read_parquet(?)', [p]).fetchone() is not None)\n\
+         print(ok)",
+        &refs,
+    );
+    assert_eq!(words, [files.len().to_string()], "files DuckDB read");
+}
+
+/// The prompts the server answered, in order.
+fn answered_prompts(srv: &TestServer) -> Vec<String> {
+    srv.answered()
+        .iter()
+        .map(|v| v["messages"].to_string())
+        .collect()
 }
