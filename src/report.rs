@@ -1150,8 +1150,8 @@ async fn calibration_section(
     s: &mut Summary,
 ) -> Result<(), String> {
     let sql = format!(
-        "SELECT measure, frame, CAST(value AS VARCHAR) AS value, CAST(low AS VARCHAR) AS low, \
-         CAST(high AS VARCHAR) AS high, CAST(n AS VARCHAR) AS n, detail FROM calibrate('{}', '{}')",
+        "SELECT measure, frame, CAST(round(value, 4) AS VARCHAR) AS value, CAST(round(low, 4) AS VARCHAR) AS low, \
+         CAST(round(high, 4) AS VARCHAR) AS high, CAST(n AS VARCHAR) AS n, detail FROM calibrate('{}', '{}')",
         lit(screening),
         lit(sample)
     );
