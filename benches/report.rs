@@ -6,7 +6,7 @@
 //! The store is made by `extract(...)` over generated `.txt` documents
 //! against quarry's scripted server (no latency): one chunk and one
 //! request per document, two fields each with a verbatim quote; every
-//! tenth document gets a paraphrased quote (unverified, flagged) and every
+//! fiftieth document gets a paraphrased quote (unverified, flagged), and every
 //! fiftieth is a corrupt PDF (a failed row). So the page has flagged rows
 //! to put first, quotes to show in their documents, and more rows than a
 //! section holds (1,000).
@@ -43,7 +43,7 @@ async fn bench() {
         "quarry report over a generated store: {} cores; documents of 3 paragraphs, 1 chunk and 2 quoted values each",
         std::thread::available_parallelism().map_or(0, |n| n.get())
     );
-    println!("(every 10th document's quote paraphrased, every 50th a corrupt PDF; peer: SELECT * of the tables the page reads)");
+    println!("(every 50th document's quote paraphrased, another 50th a corrupt PDF; peer: SELECT * of the tables the page reads)");
     println!(
         "{:>6} {:>7} {:>9} {:>10} {:>9} {:>11} {:>10} {:>11} {:>13}",
         "docs",
@@ -66,7 +66,7 @@ async fn bench() {
                     .unwrap();
                 continue;
             }
-            let variant = if d % 10 == 3 { " Variant arm." } else { "" };
+            let variant = if d % 50 == 3 { " Variant arm." } else { "" };
             let text = format!(
                 "Trial {d} of spaced practice.{variant} The primary outcome was retention at twelve weeks.\n\n\
                  {DESIGN} Allocation was concealed from the assessors.\n\n\
