@@ -25,6 +25,8 @@ use datafusion::arrow::array::{Array, RecordBatch};
 use datafusion::arrow::util::display::{ArrayFormatter, FormatOptions};
 use datafusion::prelude::SessionContext;
 
+use crate::review::sql_text;
+
 /// What a report counted, for the command's summary line and for tests.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Summary {
@@ -85,15 +87,10 @@ pub struct Options {
     pub calibration: Option<(String, String)>,
 }
 
-/// `s` as the inside of a SQL string literal.
-fn lit(s: &str) -> String {
-    s.replace('\'', "''")
-}
-
 /// `AND column LIKE 'start%'` when a run is named, else nothing.
 fn run_filter(column: &str, start: Option<&str>) -> String {
     start.map_or(String::new(), |p| {
-        format!(" AND {column} LIKE '{}%'", lit(p).replace('%', ""))
+        format!(" AND {column} LIKE '{}%'", sql_text(p).replace('%', ""))
     })
 }
 
@@ -350,7 +347,7 @@ async fn contexts(
     for (src, rows_of) in by_source {
         let sql = format!(
             "SELECT document_id, text FROM documents('{}') WHERE text IS NOT NULL",
-            src.replace('\'', "''")
+            sql_text(src)
         );
         let Ok(d) = rows(ctx, &sql).await else {
             continue;
@@ -492,7 +489,7 @@ async fn pick_protocol(ctx: &SessionContext, store: &str, start: &str) -> Result
         ctx,
         &format!(
             "SELECT DISTINCT protocol_hash FROM screening WHERE protocol_hash LIKE '{}%'",
-            lit(start)
+            sql_text(start)
         ),
     )
     .await
@@ -866,17 +863,21 @@ fn wrap(text: &str, width: usize) -> Vec<String> {
     out
 }
 
+/// The `n` of a flow stage's total row (the one with no database or
+/// criterion).
+fn flow_total<'a>(t: &'a Table, stage: &str) -> Option<&'a str> {
+    t.rows
+        .iter()
+        .find(|r| r[0].as_deref() == Some(stage) && r[1].is_none())
+        .and_then(|r| r[2].as_deref())
+}
+
 /// The PRISMA 2020 flow diagram (new reviews, databases and registers
 /// only) of `flow(...)`'s rows (`stage`, `database`, `n`, `detail`), as
 /// inline SVG: each stage's box on the left, what left the review at that
 /// stage on the right, every count the row's `n`.
 fn flow_svg(t: &Table) -> String {
-    let n_of = |stage: &str| -> Option<String> {
-        t.rows
-            .iter()
-            .find(|r| r[0].as_deref() == Some(stage) && r[1].is_none())
-            .and_then(|r| r[2].clone())
-    };
+    let n_of = |stage: &str| flow_total(t, stage).map(str::to_string);
     let by = |stage: &str| -> Vec<(String, String)> {
         t.rows
             .iter()
@@ -949,7 +950,6 @@ fn flow_svg(t: &Table) -> String {
     const LINE: usize = 16;
     const WRAP: usize = 44;
     let (left_x, right_x, gap) = (120usize, 480usize, 34usize);
-    let mut svg = String::new();
     let mut y = 10usize;
     let mut parts = String::new();
     let draw = |parts: &mut String, x: usize, y: usize, h: usize, lines: &[String]| {
@@ -1004,14 +1004,12 @@ fn flow_svg(t: &Table) -> String {
     }
     let height = y - gap + 10;
     let width = right_x + W + 10;
-    let _ = write!(
-        svg,
+    format!(
         "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"flow\" role=\"img\" aria-label=\"PRISMA 2020 flow diagram\" \
          viewBox=\"0 0 {width} {height}\" width=\"{width}\" height=\"{height}\" font-size=\"13\" font-family=\"system-ui,sans-serif\">\
          <defs><marker id=\"arrow\" viewBox=\"0 0 10 10\" refX=\"10\" refY=\"5\" markerWidth=\"7\" markerHeight=\"7\" orient=\"auto\">\
          <path d=\"M0,0L10,5L0,10z\" fill=\"#444\"/></marker></defs>{parts}</svg>"
-    );
-    svg
+    )
 }
 
 /// The PRISMA flow of `flow(exports, options)`: the diagram, the search as
@@ -1026,18 +1024,13 @@ async fn flow_section(
 ) -> Result<(), String> {
     let sql = format!(
         "SELECT stage, database, CAST(n AS VARCHAR) AS n, detail FROM flow('{}', '{}')",
-        lit(exports),
-        lit(options)
+        sql_text(exports),
+        sql_text(options)
     );
     let t = rows(ctx, &sql)
         .await
         .map_err(|e| format!("the PRISMA flow ({sql}) could not be made: {e}"))?;
-    let total = |stage: &str| {
-        t.rows
-            .iter()
-            .find(|r| r[0].as_deref() == Some(stage) && r[1].is_none())
-            .and_then(|r| r[2].as_deref()?.parse::<u64>().ok())
-    };
+    let total = |stage: &str| flow_total(&t, stage)?.parse::<u64>().ok();
     s.not_retrieved = total("not_retrieved");
     s.unreadable_records = total("unreadable");
     body.push_str("<h2 id=\"flow\">The search and the PRISMA flow</h2>");
@@ -1152,8 +1145,8 @@ async fn calibration_section(
     let sql = format!(
         "SELECT measure, frame, CAST(round(value, 4) AS VARCHAR) AS value, CAST(round(low, 4) AS VARCHAR) AS low, \
          CAST(round(high, 4) AS VARCHAR) AS high, CAST(n AS VARCHAR) AS n, detail FROM calibrate('{}', '{}')",
-        lit(screening),
-        lit(sample)
+        sql_text(screening),
+        sql_text(sample)
     );
     let t = rows(ctx, &sql)
         .await
@@ -1431,14 +1424,8 @@ fn claims_table(
     }
     let (mut n, mut flagged) = (0, 0);
     body.push_str("<h4>Claims argued, and the studies for and against them</h4><table><thead><tr><th>section</th><th>claim</th><th>for</th><th>against</th><th>the studies differ in</th></tr></thead><tbody>");
-    let mut k = 0;
-    while k < mine.len() {
-        let key = (&mine[k][1], &mine[k][2]);
-        let mut end = k;
-        while end < mine.len() && (&mine[end][1], &mine[end][2]) == key {
-            end += 1;
-        }
-        let group = &mine[k..end];
+    // One group a claim: its rows are together (section, then claim).
+    for group in mine.chunk_by(|a, b| (&a[1], &a[2]) == (&b[1], &b[2])) {
         let studies = |role: &str| -> (String, bool) {
             let mut out = Vec::new();
             let mut uncited = false;
@@ -1480,7 +1467,6 @@ fn claims_table(
             esc(g(3)),
             esc(g(4))
         );
-        k = end;
     }
     body.push_str("</tbody></table>");
     (n, flagged)

@@ -195,6 +195,18 @@ pub fn finished(store: &Path, table: &str) -> usize {
     .unwrap()
 }
 
+/// The first value of a query's first column, as a whole number.
+pub async fn number(ctx: &SessionContext, q: &str) -> i64 {
+    let b = sql(ctx, q).await.unwrap_or_else(|e| panic!("{q}: {e}"));
+    let c = datafusion::arrow::compute::cast(
+        b[0].column(0),
+        &datafusion::arrow::datatypes::DataType::Int64,
+    )
+    .unwrap();
+    datafusion::arrow::array::AsArray::as_primitive::<datafusion::arrow::datatypes::Int64Type>(&c)
+        .value(0)
+}
+
 /// The messages of every request `srv` has answered, in order.
 pub fn answered(srv: &quarry::model::test_server::TestServer) -> Vec<String> {
     srv.answered()

@@ -349,16 +349,29 @@ async fn a_protocols_text_reaches_the_model_verbatim_and_changes_no_sql() {
     );
 }
 
-/// A number from a query.
-async fn number(ctx: &datafusion::prelude::SessionContext, q: &str) -> i64 {
-    let b = crate::common::sql(ctx, q).await.unwrap();
-    let c = datafusion::arrow::compute::cast(
-        b[0].column(0),
-        &datafusion::arrow::datatypes::DataType::Int64,
-    )
-    .unwrap();
-    datafusion::arrow::array::AsArray::as_primitive::<datafusion::arrow::datatypes::Int64Type>(&c)
-        .value(0)
+/// `name` from the environment as a number, else `default`.
+fn env_or(name: &str, default: usize) -> usize {
+    std::env::var(name)
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(default)
+}
+
+/// A `corpus` folder under `dir` of `n` one-line trial reports.
+fn trials(dir: &Path, n: usize) -> std::path::PathBuf {
+    let corpus = dir.join("corpus");
+    std::fs::create_dir(&corpus).unwrap();
+    for i in 0..n {
+        std::fs::write(
+            corpus.join(format!("doc{i:04}.txt")),
+            format!(
+                "Trial {i}. We ran a randomised controlled trial. We enrolled {} participants.\n",
+                20 + i
+            ),
+        )
+        .unwrap();
+    }
+    corpus
 }
 
 /// The fault soak, at CI's size: an extraction of 200 documents against a
@@ -372,27 +385,13 @@ async fn number(ctx: &datafusion::prelude::SessionContext, q: &str) -> i64 {
 /// sets the size (the README's figure is from 1,000).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn under_thirty_percent_faults_nothing_is_lost_or_paid_twice() {
-    let docs: usize = std::env::var("QUARRY_SOAK_DOCS")
-        .ok()
-        .and_then(|n| n.parse().ok())
-        .unwrap_or(200);
+    let docs = env_or("QUARRY_SOAK_DOCS", 200);
     let srv = TestServer::start_with(vec![], std::time::Duration::ZERO, false)
         .await
         .unwrap();
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    let corpus = d.join("corpus");
-    std::fs::create_dir(&corpus).unwrap();
-    for i in 0..docs {
-        std::fs::write(
-            corpus.join(format!("doc{i:04}.txt")),
-            format!(
-                "Trial {i}. We ran a randomised controlled trial. We enrolled {} participants.\n",
-                20 + i
-            ),
-        )
-        .unwrap();
-    }
+    let corpus = trials(d, docs);
     let proto = d.join("protocol.toml");
     std::fs::write(
         &proto,
@@ -427,25 +426,25 @@ async fn under_thirty_percent_faults_nothing_is_lost_or_paid_twice() {
     );
     // The fault-free run.
     let clean = session("clean", false);
-    assert_eq!(number(&clean, &q).await, docs as i64);
+    assert_eq!(crate::common::number(&clean, &q).await, docs as i64);
 
     srv.inject_faults(30, 7, std::time::Duration::from_millis(2500));
     let (f0, ok0) = srv.faults();
     let faulty = session("faulty", false);
     assert_eq!(
-        number(&faulty, &q).await,
+        crate::common::number(&faulty, &q).await,
         docs as i64,
         "every document is a row"
     );
     let (f1, ok1) = srv.faults();
     let (faults, whole) = ((f1 - f0) as i64, (ok1 - ok0) as i64);
     assert!(faults > docs as i64 / 5, "{faults} faults given");
-    let failed_rows = number(
+    let failed_rows = crate::common::number(
         &faulty,
         "SELECT count(*) FROM calls WHERE attempt >= 1 AND NOT ok",
     )
     .await;
-    let ok_rows = number(
+    let ok_rows = crate::common::number(
         &faulty,
         "SELECT count(*) FROM calls WHERE attempt >= 1 AND ok",
     )
@@ -453,7 +452,7 @@ async fn under_thirty_percent_faults_nothing_is_lost_or_paid_twice() {
     assert_eq!(failed_rows, faults, "every fault is a failed calls row");
     assert_eq!(ok_rows, whole, "every whole reply is one ok calls row");
     assert_eq!(
-        number(
+        crate::common::number(
             &faulty,
             "SELECT count(*) FROM calls WHERE NOT ok AND coalesce(usd, 0) > 0"
         )
@@ -461,7 +460,7 @@ async fn under_thirty_percent_faults_nothing_is_lost_or_paid_twice() {
         0,
         "a failed attempt costs nothing"
     );
-    let left = number(
+    let left = crate::common::number(
         &faulty,
         "SELECT count(*) FROM extraction WHERE status <> 'ok'",
     )
@@ -473,7 +472,7 @@ async fn under_thirty_percent_faults_nothing_is_lost_or_paid_twice() {
     srv.inject_faults(0, 0, std::time::Duration::ZERO);
     drop(faulty);
     let again = session("faulty", true);
-    assert_eq!(number(&again, &q).await, docs as i64);
+    assert_eq!(crate::common::number(&again, &q).await, docs as i64);
     let (_, ok2) = srv.faults();
     assert!(
         left > 0,
@@ -503,25 +502,11 @@ async fn under_thirty_percent_faults_nothing_is_lost_or_paid_twice() {
 /// holds is read by DuckDB. `QUARRY_KILLS` sets the number of kills.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn killed_five_times_the_run_ends_with_an_uninterrupted_runs_tables() {
-    let kills: usize = std::env::var("QUARRY_KILLS")
-        .ok()
-        .and_then(|n| n.parse().ok())
-        .unwrap_or(5);
+    let kills = env_or("QUARRY_KILLS", 5);
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    let corpus = d.join("corpus");
-    std::fs::create_dir(&corpus).unwrap();
     let docs = 200;
-    for i in 0..docs {
-        std::fs::write(
-            corpus.join(format!("doc{i:04}.txt")),
-            format!(
-                "Trial {i}. We ran a randomised controlled trial. We enrolled {} participants.\n",
-                20 + i
-            ),
-        )
-        .unwrap();
-    }
+    let corpus = trials(d, docs);
     let proto = d.join("protocol.toml");
     std::fs::write(
         &proto,
@@ -601,7 +586,7 @@ async fn killed_five_times_the_run_ends_with_an_uninterrupted_runs_tables() {
         norm(out) == want,
         "after {killed} kills the tables differ from an uninterrupted run's"
     );
-    let answers = answered_prompts(&b);
+    let answers = crate::common::answered(&b);
     let mut seen = std::collections::HashSet::new();
     let again = answers.iter().filter(|a| !seen.insert(a.as_str())).count();
     eprintln!("kill loop: {docs} documents, {killed} kills, {} answers ({total} uninterrupted), {again} answered twice", answers.len());
@@ -625,12 +610,4 @@ async fn killed_five_times_the_run_ends_with_an_uninterrupted_runs_tables() {
         &refs,
     );
     assert_eq!(words, [files.len().to_string()], "files DuckDB read");
-}
-
-/// The prompts the server answered, in order.
-fn answered_prompts(srv: &TestServer) -> Vec<String> {
-    srv.answered()
-        .iter()
-        .map(|v| v["messages"].to_string())
-        .collect()
 }

@@ -6,21 +6,19 @@ use crate::common::quarry;
 
 /// One number of a query over the store (a new session, as a user's).
 async fn count(store: &std::path::Path, sql: &str) -> u64 {
+    count_replayed(store, None, sql).await
+}
+
+/// [`count`] with the model calls answered from `replay` (a flow with
+/// `protocol=` screens its records).
+async fn count_replayed(store: &std::path::Path, replay: Option<&str>, sql: &str) -> u64 {
     let ctx = quarry::session(&quarry::Settings {
         store: Some(store.display().to_string()),
+        replay: replay.map(str::to_string),
         ..Default::default()
     })
     .unwrap();
-    let b = ctx.sql(sql).await.unwrap().collect().await.unwrap();
-    let c = datafusion::arrow::compute::cast(
-        b[0].column(0),
-        &datafusion::arrow::datatypes::DataType::UInt64,
-    )
-    .unwrap();
-    c.as_any()
-        .downcast_ref::<datafusion::arrow::array::UInt64Array>()
-        .unwrap()
-        .value(0)
+    u64::try_from(crate::common::number(&ctx, sql).await).expect("a count")
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -421,27 +419,6 @@ async fn in_chromium_the_report_runs_nothing_fetches_nothing_and_flags_the_plant
     eprintln!("first screen: {}", shot.display());
 }
 
-/// A number of a query over the store, the model calls answered from
-/// `replay` (a flow with `protocol=` screens its records).
-async fn count_replayed(store: &std::path::Path, replay: &str, sql: &str) -> u64 {
-    let ctx = quarry::session(&quarry::Settings {
-        store: Some(store.display().to_string()),
-        replay: Some(replay.into()),
-        ..Default::default()
-    })
-    .unwrap();
-    let b = ctx.sql(sql).await.unwrap().collect().await.unwrap();
-    let c = datafusion::arrow::compute::cast(
-        b[0].column(0),
-        &datafusion::arrow::datatypes::DataType::UInt64,
-    )
-    .unwrap();
-    c.as_any()
-        .downcast_ref::<datafusion::arrow::array::UInt64Array>()
-        .unwrap()
-        .value(0)
-}
-
 /// The review example's store with its flow and a calibration: the
 /// protocol shown as fixed in advance with the hash its rows carry, the
 /// PRISMA diagram's every count `flow(...)`'s, the calibration's rates
@@ -538,7 +515,7 @@ async fn the_report_draws_the_flow_and_the_calibration_of_the_protocol_it_names(
     ] {
         let n = count_replayed(
             &store,
-            replay,
+            Some(replay),
             &format!("SELECT n FROM flow('examples/review/exports/', '{flow_options}') WHERE stage = '{stage}' AND database IS NULL"),
         )
         .await;
