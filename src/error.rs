@@ -1,6 +1,7 @@
 //! Typed errors of the engine; the CLI prints them, SQL sees them as
 //! DataFusion errors with the same message.
 
+#[cfg(feature = "engine")]
 use datafusion::error::DataFusionError;
 
 /// Everything that can go wrong inside quarry's library code.
@@ -44,6 +45,7 @@ pub enum QuarryError {
         message: String,
     },
     /// An Arrow or DataFusion error.
+    #[cfg(feature = "engine")]
     #[error(transparent)]
     DataFusion(#[from] DataFusionError),
 }
@@ -51,6 +53,7 @@ pub enum QuarryError {
 /// Result with [`QuarryError`].
 pub type Result<T, E = QuarryError> = std::result::Result<T, E>;
 
+#[cfg(feature = "engine")]
 impl From<QuarryError> for DataFusionError {
     fn from(e: QuarryError) -> Self {
         match e {
@@ -61,6 +64,7 @@ impl From<QuarryError> for DataFusionError {
     }
 }
 
+#[cfg(feature = "engine")]
 impl From<datafusion::arrow::error::ArrowError> for QuarryError {
     fn from(e: datafusion::arrow::error::ArrowError) -> Self {
         QuarryError::DataFusion(e.into())

@@ -13,65 +13,8 @@ use object_store::{ObjectMeta, ObjectStore, ObjectStoreExt};
 
 use crate::error::{QuarryError, Result};
 
-/// One file a source names, before it is read.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Entry {
-    /// The path or URL a user would recognise (`corpus/2019/report.txt`, `s3://b/k.pdf`).
-    pub source: String,
-    /// The location inside the store.
-    pub location: ObjPath,
-    /// A stable identity for caching: `file:///abs/path`, `s3://bucket/key` or the URL.
-    pub uri: String,
-    /// The folder relative to the scanned root (`.` for the root itself).
-    pub folder: String,
-    /// The file name with its extension.
-    pub file_name: String,
-    /// The lower-case extension without the dot (`""` when there is none).
-    pub ext: String,
-    /// Size in bytes.
-    pub bytes: u64,
-    /// Last modification, as milliseconds since the epoch (UTC).
-    pub modified_ms: Option<i64>,
-    /// The store's version tag (an ETag on S3).
-    pub etag: Option<String>,
-    /// Set when the file sits below the scanned depth and was not read.
-    pub not_scanned: bool,
-}
-
-impl Entry {
-    /// What says this is the same file as before: where it is, its size,
-    /// and its modification time or ETag.
-    pub fn version(&self) -> String {
-        format!(
-            "{}|{}|{}|{}",
-            self.uri,
-            self.bytes,
-            self.modified_ms.unwrap_or_default(),
-            self.etag.as_deref().unwrap_or_default()
-        )
-    }
-
-    /// The entry of one local file of `bytes` bytes read outside a source
-    /// listing (benchmarks and tools that hand bytes to `ingest_bytes`).
-    pub fn local(path: &std::path::Path, bytes: u64) -> Self {
-        let name = path
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        Entry {
-            source: path.display().to_string(),
-            location: ObjPath::from(name.as_str()),
-            uri: format!("file://{}", path.display()),
-            folder: ".".into(),
-            ext: ext_of(&name),
-            file_name: name,
-            bytes,
-            modified_ms: None,
-            etag: None,
-            not_scanned: false,
-        }
-    }
-}
+mod entry;
+pub use entry::{ext_of, Entry};
 
 /// A resolved source: where it lives and what to list.
 #[derive(Debug, Clone)]
@@ -585,14 +528,6 @@ fn folder_of(rel: &str) -> String {
     match rel.rsplit_once('/') {
         Some((dir, _)) => dir.to_string(),
         None => ".".into(),
-    }
-}
-
-/// The lower-case extension of a file name, without the dot.
-pub fn ext_of(name: &str) -> String {
-    match name.rsplit_once('.') {
-        Some((stem, ext)) if !stem.is_empty() && !ext.contains('/') => ext.to_ascii_lowercase(),
-        _ => String::new(),
     }
 }
 

@@ -10,6 +10,7 @@
 //! memory holds one export's text and the keys, never every record.
 
 pub mod bibtex;
+#[cfg(feature = "engine")]
 pub mod corpus;
 pub mod csv_export;
 pub mod dedup;

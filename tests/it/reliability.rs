@@ -611,3 +611,119 @@ async fn killed_five_times_the_run_ends_with_an_uninterrupted_runs_tables() {
     );
     assert_eq!(words, [files.len().to_string()], "files DuckDB read");
 }
+
+/// A one-page PDF whose content stream is `text` drawn, then `mib` MiB of
+/// spaces, deflated: a few KiB per GiB (the same deflate block repeated
+/// after full flushes, so building it costs one MiB of compression).
+fn bomb_pdf(text: &str, mib: usize) -> Vec<u8> {
+    use flate2::{Compress, Compression, FlushCompress};
+    let mut z = Compress::new(Compression::best(), true);
+    let mut deflate = |input: &[u8], flush| {
+        let mut out = Vec::with_capacity(input.len() / 100 + 1024);
+        z.compress_vec(input, &mut out, flush).unwrap();
+        out
+    };
+    let mut stream = deflate(
+        format!("BT /F1 12 Tf 72 700 Td ({text}) Tj ET\n").as_bytes(),
+        FlushCompress::Full,
+    );
+    let block = deflate(&vec![b' '; 1 << 20], FlushCompress::Full);
+    for _ in 0..mib {
+        stream.extend_from_slice(&block);
+    }
+    stream.extend(deflate(b"", FlushCompress::Finish));
+    let mut objs: Vec<Vec<u8>> = vec![
+        b"<< /Type /Catalog /Pages 2 0 R >>".to_vec(),
+        b"<< /Type /Pages /Kids [4 0 R] /Count 1 >>".to_vec(),
+        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>".to_vec(),
+        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 5 0 R /Resources << /Font << /F1 3 0 R >> >> >>".to_vec(),
+    ];
+    let mut s = format!(
+        "<< /Length {} /Filter /FlateDecode >>\nstream\n",
+        stream.len()
+    )
+    .into_bytes();
+    s.extend_from_slice(&stream);
+    s.extend_from_slice(b"\nendstream");
+    objs.push(s);
+    let mut pdf = b"%PDF-1.7\n".to_vec();
+    let mut offsets = Vec::new();
+    for (i, o) in objs.iter().enumerate() {
+        offsets.push(pdf.len());
+        pdf.extend(format!("{} 0 obj\n", i + 1).bytes());
+        pdf.extend_from_slice(o);
+        pdf.extend_from_slice(b"\nendobj\n");
+    }
+    let xref = pdf.len();
+    pdf.extend(format!("xref\n0 {}\n0000000000 65535 f \n", objs.len() + 1).bytes());
+    for o in offsets {
+        pdf.extend(format!("{o:010} 00000 n \n").bytes());
+    }
+    pdf.extend(
+        format!(
+            "trailer\n<< /Size {} /Root 1 0 R >>\nstartxref\n{xref}\n%%EOF\n",
+            objs.len() + 1
+        )
+        .bytes(),
+    );
+    pdf
+}
+
+/// The highest resident memory of a running process so far, in KiB.
+fn peak_kib(pid: u32) -> Option<u64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    line.split_whitespace().nth(1)?.parse().ok()
+}
+
+/// A PDF whose page inflates to 2 GiB (from 2 MiB on disk) is refused with
+/// a page problem that says why, within the memory cap, and the corpus goes
+/// on; the same PDF inflating to less than the limit is read whole.
+#[test]
+fn a_decompression_bomb_costs_a_page_and_stays_in_memory() {
+    let dir = tempfile::tempdir().unwrap();
+    let corpus = dir.path().join("corpus");
+    std::fs::create_dir(&corpus).unwrap();
+    std::fs::write(corpus.join("bomb.pdf"), bomb_pdf("Hello bomb", 2048)).unwrap();
+    std::fs::write(corpus.join("fine.pdf"), bomb_pdf("Hello padded", 8)).unwrap();
+    std::fs::write(corpus.join("notes.txt"), "An ordinary file beside them.\n").unwrap();
+    let q = format!(
+        "SELECT file_name, status, error, strpos(text, 'Hello') > 0 AS hello FROM documents('{}') ORDER BY file_name",
+        corpus.display()
+    );
+    let mut child =
+        crate::common::sql_command("http://127.0.0.1:9", &dir.path().join("store"), &[q])
+            .spawn()
+            .unwrap();
+    let pid = child.id();
+    let mut peak = 0;
+    while child.try_wait().unwrap().is_none() {
+        peak = peak.max(peak_kib(pid).unwrap_or(0));
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    let out = child.wait_with_output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let row = |name: &str| {
+        stdout
+            .lines()
+            .find(|l| l.contains(name))
+            .unwrap_or_else(|| panic!("no row for {name}: {stdout}"))
+            .to_string()
+    };
+    assert!(
+        row("bomb.pdf").contains("inflates past 128 MiB"),
+        "{stdout}"
+    );
+    assert!(row("fine.pdf").contains("| true"), "{stdout}");
+    assert!(row("notes.txt").contains("| ok"), "{stdout}");
+    assert!(
+        peak < 1 << 20,
+        "the run's memory peaked at {peak} KiB, over 1 GiB"
+    );
+    eprintln!("bomb: peak {} MiB", peak >> 10);
+}

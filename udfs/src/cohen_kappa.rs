@@ -13,12 +13,18 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+#[cfg(feature = "sql")]
 use datafusion::arrow::array::{Array, ArrayRef, AsArray, ListArray};
+#[cfg(feature = "sql")]
 use datafusion::arrow::datatypes::{DataType, Field, FieldRef};
+#[cfg(feature = "sql")]
 use datafusion::common::{exec_err, Result, ScalarValue};
+#[cfg(feature = "sql")]
 use datafusion::logical_expr::function::{AccumulatorArgs, StateFieldsArgs};
+#[cfg(feature = "sql")]
 use datafusion::logical_expr::{Accumulator, AggregateUDFImpl, Signature, Volatility};
 
+#[cfg(feature = "sql")]
 use crate::util::string_array;
 
 /// Kappa from a square table of counts (`table[i][j]`: rater 1 said `i`,
@@ -71,131 +77,140 @@ fn kappa_of_counts(counts: &BTreeMap<(String, String), f64>) -> Option<f64> {
     kappa(&table)
 }
 
-/// The `cohen_kappa(a, b)` aggregate.
-#[derive(Debug, PartialEq, Eq, Hash)]
-pub struct CohenKappa {
-    signature: Signature,
-}
+#[cfg(feature = "sql")]
+pub use adapter::CohenKappa;
 
-impl Default for CohenKappa {
-    fn default() -> Self {
-        Self {
-            signature: Signature::any(2, Volatility::Immutable),
-        }
-    }
-}
+/// The DataFusion adapter (with the `sql` feature).
+#[cfg(feature = "sql")]
+mod adapter {
+    use super::*;
 
-impl AggregateUDFImpl for CohenKappa {
-    fn name(&self) -> &str {
-        "cohen_kappa"
+    /// The `cohen_kappa(a, b)` aggregate.
+    #[derive(Debug, PartialEq, Eq, Hash)]
+    pub struct CohenKappa {
+        signature: Signature,
     }
-    fn signature(&self) -> &Signature {
-        &self.signature
-    }
-    fn return_type(&self, _: &[DataType]) -> Result<DataType> {
-        Ok(DataType::Float64)
-    }
-    fn accumulator(&self, _: AccumulatorArgs) -> Result<Box<dyn Accumulator>> {
-        Ok(Box::new(KappaAcc::default()))
-    }
-    fn state_fields(&self, _: StateFieldsArgs) -> Result<Vec<FieldRef>> {
-        let item = |t: DataType| Arc::new(Field::new("item", t, true));
-        Ok(vec![
-            Arc::new(Field::new("a", DataType::List(item(DataType::Utf8)), true)),
-            Arc::new(Field::new("b", DataType::List(item(DataType::Utf8)), true)),
-            Arc::new(Field::new(
-                "n",
-                DataType::List(item(DataType::Float64)),
-                true,
-            )),
-        ])
-    }
-}
 
-/// The table of label pairs seen so far.
-#[derive(Debug, Default)]
-struct KappaAcc {
-    counts: BTreeMap<(String, String), f64>,
-}
-
-impl Accumulator for KappaAcc {
-    fn update_batch(&mut self, values: &[ArrayRef]) -> Result<()> {
-        if values.len() != 2 {
-            return exec_err!("cohen_kappa(a, b) takes two columns of labels");
-        }
-        let a = string_array(&values[0], "cohen_kappa", "a")?;
-        let b = string_array(&values[1], "cohen_kappa", "b")?;
-        for (x, y) in a.iter().zip(b.iter()) {
-            if let (Some(x), Some(y)) = (x, y) {
-                *self
-                    .counts
-                    .entry((x.to_string(), y.to_string()))
-                    .or_default() += 1.0;
+    impl Default for CohenKappa {
+        fn default() -> Self {
+            Self {
+                signature: Signature::any(2, Volatility::Immutable),
             }
         }
-        Ok(())
     }
 
-    fn evaluate(&mut self) -> Result<ScalarValue> {
-        Ok(ScalarValue::Float64(kappa_of_counts(&self.counts)))
+    impl AggregateUDFImpl for CohenKappa {
+        fn name(&self) -> &str {
+            "cohen_kappa"
+        }
+        fn signature(&self) -> &Signature {
+            &self.signature
+        }
+        fn return_type(&self, _: &[DataType]) -> Result<DataType> {
+            Ok(DataType::Float64)
+        }
+        fn accumulator(&self, _: AccumulatorArgs) -> Result<Box<dyn Accumulator>> {
+            Ok(Box::new(KappaAcc::default()))
+        }
+        fn state_fields(&self, _: StateFieldsArgs) -> Result<Vec<FieldRef>> {
+            let item = |t: DataType| Arc::new(Field::new("item", t, true));
+            Ok(vec![
+                Arc::new(Field::new("a", DataType::List(item(DataType::Utf8)), true)),
+                Arc::new(Field::new("b", DataType::List(item(DataType::Utf8)), true)),
+                Arc::new(Field::new(
+                    "n",
+                    DataType::List(item(DataType::Float64)),
+                    true,
+                )),
+            ])
+        }
     }
 
-    fn size(&self) -> usize {
-        std::mem::size_of_val(self)
-            + self
+    /// The table of label pairs seen so far.
+    #[derive(Debug, Default)]
+    struct KappaAcc {
+        counts: BTreeMap<(String, String), f64>,
+    }
+
+    impl Accumulator for KappaAcc {
+        fn update_batch(&mut self, values: &[ArrayRef]) -> Result<()> {
+            if values.len() != 2 {
+                return exec_err!("cohen_kappa(a, b) takes two columns of labels");
+            }
+            let a = string_array(&values[0], "cohen_kappa", "a")?;
+            let b = string_array(&values[1], "cohen_kappa", "b")?;
+            for (x, y) in a.iter().zip(b.iter()) {
+                if let (Some(x), Some(y)) = (x, y) {
+                    *self
+                        .counts
+                        .entry((x.to_string(), y.to_string()))
+                        .or_default() += 1.0;
+                }
+            }
+            Ok(())
+        }
+
+        fn evaluate(&mut self) -> Result<ScalarValue> {
+            Ok(ScalarValue::Float64(kappa_of_counts(&self.counts)))
+        }
+
+        fn size(&self) -> usize {
+            std::mem::size_of_val(self)
+                + self
+                    .counts
+                    .keys()
+                    .map(|(a, b)| a.capacity() + b.capacity() + 64)
+                    .sum::<usize>()
+        }
+
+        fn state(&mut self) -> Result<Vec<ScalarValue>> {
+            let a: Vec<ScalarValue> = self
                 .counts
                 .keys()
-                .map(|(a, b)| a.capacity() + b.capacity() + 64)
-                .sum::<usize>()
-    }
-
-    fn state(&mut self) -> Result<Vec<ScalarValue>> {
-        let a: Vec<ScalarValue> = self
-            .counts
-            .keys()
-            .map(|(a, _)| ScalarValue::Utf8(Some(a.clone())))
-            .collect();
-        let b: Vec<ScalarValue> = self
-            .counts
-            .keys()
-            .map(|(_, b)| ScalarValue::Utf8(Some(b.clone())))
-            .collect();
-        let n: Vec<ScalarValue> = self
-            .counts
-            .values()
-            .map(|n| ScalarValue::Float64(Some(*n)))
-            .collect();
-        Ok(vec![
-            ScalarValue::List(ScalarValue::new_list_nullable(&a, &DataType::Utf8)),
-            ScalarValue::List(ScalarValue::new_list_nullable(&b, &DataType::Utf8)),
-            ScalarValue::List(ScalarValue::new_list_nullable(&n, &DataType::Float64)),
-        ])
-    }
-
-    fn merge_batch(&mut self, states: &[ArrayRef]) -> Result<()> {
-        let list = |i: usize| -> Result<&ListArray> {
-            match states.get(i).and_then(|s| s.as_list_opt::<i32>()) {
-                Some(l) => Ok(l),
-                None => exec_err!("cohen_kappa: a partial state is not a list"),
-            }
-        };
-        let (a, b, n) = (list(0)?, list(1)?, list(2)?);
-        for row in 0..a.len() {
-            if a.is_null(row) {
-                continue;
-            }
-            let (av, bv, nv) = (a.value(row), b.value(row), n.value(row));
-            let av = string_array(&av, "cohen_kappa", "state")?.into_owned();
-            let bv = string_array(&bv, "cohen_kappa", "state")?.into_owned();
-            let nv = nv.as_primitive::<datafusion::arrow::datatypes::Float64Type>();
-            for i in 0..av.len() {
-                *self
-                    .counts
-                    .entry((av.value(i).to_string(), bv.value(i).to_string()))
-                    .or_default() += nv.value(i);
-            }
+                .map(|(a, _)| ScalarValue::Utf8(Some(a.clone())))
+                .collect();
+            let b: Vec<ScalarValue> = self
+                .counts
+                .keys()
+                .map(|(_, b)| ScalarValue::Utf8(Some(b.clone())))
+                .collect();
+            let n: Vec<ScalarValue> = self
+                .counts
+                .values()
+                .map(|n| ScalarValue::Float64(Some(*n)))
+                .collect();
+            Ok(vec![
+                ScalarValue::List(ScalarValue::new_list_nullable(&a, &DataType::Utf8)),
+                ScalarValue::List(ScalarValue::new_list_nullable(&b, &DataType::Utf8)),
+                ScalarValue::List(ScalarValue::new_list_nullable(&n, &DataType::Float64)),
+            ])
         }
-        Ok(())
+
+        fn merge_batch(&mut self, states: &[ArrayRef]) -> Result<()> {
+            let list = |i: usize| -> Result<&ListArray> {
+                match states.get(i).and_then(|s| s.as_list_opt::<i32>()) {
+                    Some(l) => Ok(l),
+                    None => exec_err!("cohen_kappa: a partial state is not a list"),
+                }
+            };
+            let (a, b, n) = (list(0)?, list(1)?, list(2)?);
+            for row in 0..a.len() {
+                if a.is_null(row) {
+                    continue;
+                }
+                let (av, bv, nv) = (a.value(row), b.value(row), n.value(row));
+                let av = string_array(&av, "cohen_kappa", "state")?.into_owned();
+                let bv = string_array(&bv, "cohen_kappa", "state")?.into_owned();
+                let nv = nv.as_primitive::<datafusion::arrow::datatypes::Float64Type>();
+                for i in 0..av.len() {
+                    *self
+                        .counts
+                        .entry((av.value(i).to_string(), bv.value(i).to_string()))
+                        .or_default() += nv.value(i);
+                }
+            }
+            Ok(())
+        }
     }
 }
 

@@ -3,10 +3,18 @@
 //! interval and agreement statistics). Each function lives in a file named
 //! after it: a plain Rust kernel, its DataFusion adapter, and its tests.
 
+// Without the `sql` feature the crate is its plain kernels (no DataFusion):
+// what the fuzz targets build on. Helpers only the adapters call are then unused.
+#![cfg_attr(not(feature = "sql"), allow(dead_code, unused_imports))]
+
+#[cfg(feature = "sql")]
 use std::sync::Arc;
 
+#[cfg(feature = "sql")]
 use datafusion::common::Result;
+#[cfg(feature = "sql")]
 use datafusion::execution::FunctionRegistry;
+#[cfg(feature = "sql")]
 use datafusion::logical_expr::{AggregateUDF, ScalarUDF};
 
 pub mod cohen_kappa;
@@ -35,6 +43,7 @@ pub use sentences::sentence_spans;
 pub use token_count::Tokenizer;
 
 /// Every scalar function this crate provides.
+#[cfg(feature = "sql")]
 pub fn scalar_functions() -> Vec<Arc<ScalarUDF>> {
     vec![
         Arc::new(ScalarUDF::from(sentences::Sentences::default())),
@@ -54,6 +63,7 @@ pub fn scalar_functions() -> Vec<Arc<ScalarUDF>> {
 }
 
 /// Every aggregate function this crate provides.
+#[cfg(feature = "sql")]
 pub fn aggregate_functions() -> Vec<Arc<AggregateUDF>> {
     vec![Arc::new(AggregateUDF::from(
         cohen_kappa::CohenKappa::default(),
@@ -62,6 +72,7 @@ pub fn aggregate_functions() -> Vec<Arc<AggregateUDF>> {
 
 /// Registers every function of this crate with a DataFusion registry
 /// (a `SessionContext`, or a `SessionState` builder's registry).
+#[cfg(feature = "sql")]
 pub fn register_all(registry: &mut dyn FunctionRegistry) -> Result<()> {
     for f in scalar_functions() {
         registry.register_udf(f)?;

@@ -9,12 +9,17 @@
 
 use std::sync::Arc;
 
+#[cfg(feature = "sql")]
 use datafusion::arrow::array::{
     Array, ArrayRef, BooleanBuilder, Float64Builder, Int64Builder, StructArray,
 };
+#[cfg(feature = "sql")]
 use datafusion::arrow::buffer::NullBuffer;
+#[cfg(feature = "sql")]
 use datafusion::arrow::datatypes::{DataType, Field, Fields};
+#[cfg(feature = "sql")]
 use datafusion::common::{plan_err, Result, ScalarValue};
+#[cfg(feature = "sql")]
 use datafusion::logical_expr::{
     ColumnarValue, ScalarFunctionArgs, ScalarUDFImpl, Signature, TypeSignature, Volatility,
 };
@@ -22,6 +27,7 @@ use datafusion::logical_expr::{
 use crate::difflib;
 use crate::fold::Folded;
 use crate::sentences::sentence_spans;
+#[cfg(feature = "sql")]
 use crate::util::two_strings;
 
 /// Where a quote was found, in char offsets into the text (end excluded).
@@ -129,6 +135,7 @@ pub fn locate_quote(quote: &str, text: &str, min_ratio: f64) -> Option<Located> 
     })
 }
 
+#[cfg(feature = "sql")]
 fn fields() -> Fields {
     Fields::from(vec![
         Field::new("char_start", DataType::Int64, false),
@@ -140,98 +147,107 @@ fn fields() -> Fields {
     ])
 }
 
-/// The `locate_quote` SQL function: a struct of `char_start`, `char_end`
-/// (the whole sentences), `match_start`, `match_end`, `ratio` and `exact`,
-/// 0-based char offsets with the end excluded. NULL when the quote is not
-/// there, or either argument is NULL.
-///
-/// ```sql
-/// SELECT locate_quote('dose was 240 mg', text)['char_start'] FROM chunks(...);
-/// ```
-#[derive(Debug, PartialEq, Eq, Hash)]
-pub struct LocateQuote {
-    signature: Signature,
-}
+#[cfg(feature = "sql")]
+pub use adapter::LocateQuote;
 
-impl Default for LocateQuote {
-    fn default() -> Self {
-        Self {
-            signature: Signature::one_of(
-                vec![TypeSignature::Any(2), TypeSignature::Any(3)],
-                Volatility::Immutable,
-            ),
+/// The DataFusion adapter (with the `sql` feature).
+#[cfg(feature = "sql")]
+mod adapter {
+    use super::*;
+
+    /// The `locate_quote` SQL function: a struct of `char_start`, `char_end`
+    /// (the whole sentences), `match_start`, `match_end`, `ratio` and `exact`,
+    /// 0-based char offsets with the end excluded. NULL when the quote is not
+    /// there, or either argument is NULL.
+    ///
+    /// ```sql
+    /// SELECT locate_quote('dose was 240 mg', text)['char_start'] FROM chunks(...);
+    /// ```
+    #[derive(Debug, PartialEq, Eq, Hash)]
+    pub struct LocateQuote {
+        signature: Signature,
+    }
+
+    impl Default for LocateQuote {
+        fn default() -> Self {
+            Self {
+                signature: Signature::one_of(
+                    vec![TypeSignature::Any(2), TypeSignature::Any(3)],
+                    Volatility::Immutable,
+                ),
+            }
         }
     }
-}
 
-impl ScalarUDFImpl for LocateQuote {
-    fn name(&self) -> &str {
-        "locate_quote"
-    }
-    fn signature(&self) -> &Signature {
-        &self.signature
-    }
-    fn return_type(&self, _: &[DataType]) -> Result<DataType> {
-        Ok(DataType::Struct(fields()))
-    }
-    fn invoke_with_args(&self, args: ScalarFunctionArgs) -> Result<ColumnarValue> {
-        let min_ratio = match args.args.get(2) {
-            None => DEFAULT_MIN_RATIO,
-            Some(ColumnarValue::Scalar(s)) => match s.cast_to(&DataType::Float64)? {
-                ScalarValue::Float64(Some(r)) if (0.0..=1.0).contains(&r) => r,
-                other => {
-                    return plan_err!(
-                        "locate_quote: min_ratio must be a number from 0 to 1, got {other}"
-                    )
-                }
-            },
-            Some(_) => return plan_err!("locate_quote: min_ratio must be a constant"),
-        };
-        let (quote, text) = two_strings(
-            &args.args,
-            args.number_rows,
-            "locate_quote",
-            ["quote", "text"],
-        )?;
-        let n = quote.len();
-        let (mut cs, mut ce, mut ms, mut me) = (
-            Int64Builder::with_capacity(n),
-            Int64Builder::with_capacity(n),
-            Int64Builder::with_capacity(n),
-            Int64Builder::with_capacity(n),
-        );
-        let mut ratio = Float64Builder::with_capacity(n);
-        let mut exact = BooleanBuilder::with_capacity(n);
-        let mut valid = Vec::with_capacity(n);
-        for (q, t) in quote.iter().zip(text.iter()) {
-            let l = q.zip(t).and_then(|(q, t)| locate_quote(q, t, min_ratio));
-            let v = l.unwrap_or(Located {
-                char_start: 0,
-                char_end: 0,
-                match_start: 0,
-                match_end: 0,
-                ratio: 0.0,
-                exact: false,
-            });
-            cs.append_value(v.char_start as i64);
-            ce.append_value(v.char_end as i64);
-            ms.append_value(v.match_start as i64);
-            me.append_value(v.match_end as i64);
-            ratio.append_value(v.ratio);
-            exact.append_value(v.exact);
-            valid.push(l.is_some());
+    impl ScalarUDFImpl for LocateQuote {
+        fn name(&self) -> &str {
+            "locate_quote"
         }
-        let cols: Vec<ArrayRef> = vec![
-            Arc::new(cs.finish()),
-            Arc::new(ce.finish()),
-            Arc::new(ms.finish()),
-            Arc::new(me.finish()),
-            Arc::new(ratio.finish()),
-            Arc::new(exact.finish()),
-        ];
-        let arr = StructArray::try_new(fields(), cols, Some(NullBuffer::from(valid)))?;
-        debug_assert_eq!(arr.len(), n);
-        Ok(ColumnarValue::Array(Arc::new(arr)))
+        fn signature(&self) -> &Signature {
+            &self.signature
+        }
+        fn return_type(&self, _: &[DataType]) -> Result<DataType> {
+            Ok(DataType::Struct(fields()))
+        }
+        fn invoke_with_args(&self, args: ScalarFunctionArgs) -> Result<ColumnarValue> {
+            let min_ratio = match args.args.get(2) {
+                None => DEFAULT_MIN_RATIO,
+                Some(ColumnarValue::Scalar(s)) => match s.cast_to(&DataType::Float64)? {
+                    ScalarValue::Float64(Some(r)) if (0.0..=1.0).contains(&r) => r,
+                    other => {
+                        return plan_err!(
+                            "locate_quote: min_ratio must be a number from 0 to 1, got {other}"
+                        )
+                    }
+                },
+                Some(_) => return plan_err!("locate_quote: min_ratio must be a constant"),
+            };
+            let (quote, text) = two_strings(
+                &args.args,
+                args.number_rows,
+                "locate_quote",
+                ["quote", "text"],
+            )?;
+            let n = quote.len();
+            let (mut cs, mut ce, mut ms, mut me) = (
+                Int64Builder::with_capacity(n),
+                Int64Builder::with_capacity(n),
+                Int64Builder::with_capacity(n),
+                Int64Builder::with_capacity(n),
+            );
+            let mut ratio = Float64Builder::with_capacity(n);
+            let mut exact = BooleanBuilder::with_capacity(n);
+            let mut valid = Vec::with_capacity(n);
+            for (q, t) in quote.iter().zip(text.iter()) {
+                let l = q.zip(t).and_then(|(q, t)| locate_quote(q, t, min_ratio));
+                let v = l.unwrap_or(Located {
+                    char_start: 0,
+                    char_end: 0,
+                    match_start: 0,
+                    match_end: 0,
+                    ratio: 0.0,
+                    exact: false,
+                });
+                cs.append_value(v.char_start as i64);
+                ce.append_value(v.char_end as i64);
+                ms.append_value(v.match_start as i64);
+                me.append_value(v.match_end as i64);
+                ratio.append_value(v.ratio);
+                exact.append_value(v.exact);
+                valid.push(l.is_some());
+            }
+            let cols: Vec<ArrayRef> = vec![
+                Arc::new(cs.finish()),
+                Arc::new(ce.finish()),
+                Arc::new(ms.finish()),
+                Arc::new(me.finish()),
+                Arc::new(ratio.finish()),
+                Arc::new(exact.finish()),
+            ];
+            let arr = StructArray::try_new(fields(), cols, Some(NullBuffer::from(valid)))?;
+            debug_assert_eq!(arr.len(), n);
+            Ok(ColumnarValue::Array(Arc::new(arr)))
+        }
     }
 }
 

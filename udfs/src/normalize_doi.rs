@@ -9,13 +9,18 @@
 use std::borrow::Cow;
 use std::sync::Arc;
 
+#[cfg(feature = "sql")]
 use datafusion::arrow::array::{Array, ArrayRef, StringBuilder};
+#[cfg(feature = "sql")]
 use datafusion::arrow::datatypes::DataType;
+#[cfg(feature = "sql")]
 use datafusion::common::{exec_err, Result};
+#[cfg(feature = "sql")]
 use datafusion::logical_expr::{
     ColumnarValue, ScalarFunctionArgs, ScalarUDFImpl, Signature, Volatility,
 };
 
+#[cfg(feature = "sql")]
 use crate::util::string_array;
 
 /// Decodes `%XX` escapes (a DOI or a path copied from a URL); bytes that do
@@ -108,42 +113,51 @@ fn find_prefix(s: &str) -> Option<usize> {
     None
 }
 
-/// The `normalize_doi` SQL function.
-#[derive(Debug, PartialEq, Eq, Hash)]
-pub struct NormalizeDoi {
-    signature: Signature,
-}
+#[cfg(feature = "sql")]
+pub use adapter::NormalizeDoi;
 
-impl Default for NormalizeDoi {
-    fn default() -> Self {
-        Self {
-            signature: Signature::any(1, Volatility::Immutable),
+/// The DataFusion adapter (with the `sql` feature).
+#[cfg(feature = "sql")]
+mod adapter {
+    use super::*;
+
+    /// The `normalize_doi` SQL function.
+    #[derive(Debug, PartialEq, Eq, Hash)]
+    pub struct NormalizeDoi {
+        signature: Signature,
+    }
+
+    impl Default for NormalizeDoi {
+        fn default() -> Self {
+            Self {
+                signature: Signature::any(1, Volatility::Immutable),
+            }
         }
     }
-}
 
-impl ScalarUDFImpl for NormalizeDoi {
-    fn name(&self) -> &str {
-        "normalize_doi"
-    }
-    fn signature(&self) -> &Signature {
-        &self.signature
-    }
-    fn return_type(&self, _: &[DataType]) -> Result<DataType> {
-        Ok(DataType::Utf8)
-    }
-    fn invoke_with_args(&self, args: ScalarFunctionArgs) -> Result<ColumnarValue> {
-        let Some(a) = args.args.first() else {
-            return exec_err!("normalize_doi takes one argument, the DOI text");
-        };
-        let a = a.to_array(args.number_rows)?;
-        let s = string_array(&a, "normalize_doi", "doi")?;
-        let mut out = StringBuilder::with_capacity(s.len(), s.len() * 24);
-        for v in s.iter() {
-            out.append_option(v.and_then(normalize_doi));
+    impl ScalarUDFImpl for NormalizeDoi {
+        fn name(&self) -> &str {
+            "normalize_doi"
         }
-        let arr: ArrayRef = Arc::new(out.finish());
-        Ok(ColumnarValue::Array(arr))
+        fn signature(&self) -> &Signature {
+            &self.signature
+        }
+        fn return_type(&self, _: &[DataType]) -> Result<DataType> {
+            Ok(DataType::Utf8)
+        }
+        fn invoke_with_args(&self, args: ScalarFunctionArgs) -> Result<ColumnarValue> {
+            let Some(a) = args.args.first() else {
+                return exec_err!("normalize_doi takes one argument, the DOI text");
+            };
+            let a = a.to_array(args.number_rows)?;
+            let s = string_array(&a, "normalize_doi", "doi")?;
+            let mut out = StringBuilder::with_capacity(s.len(), s.len() * 24);
+            for v in s.iter() {
+                out.append_option(v.and_then(normalize_doi));
+            }
+            let arr: ArrayRef = Arc::new(out.finish());
+            Ok(ColumnarValue::Array(arr))
+        }
     }
 }
 

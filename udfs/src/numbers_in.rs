@@ -19,9 +19,13 @@
 
 use std::sync::{Arc, LazyLock};
 
+#[cfg(feature = "sql")]
 use datafusion::arrow::array::{Array, ArrayRef, Float64Builder, ListBuilder};
+#[cfg(feature = "sql")]
 use datafusion::arrow::datatypes::DataType;
+#[cfg(feature = "sql")]
 use datafusion::common::{exec_err, plan_err, Result, ScalarValue};
+#[cfg(feature = "sql")]
 use datafusion::logical_expr::{
     ColumnarValue, ScalarFunctionArgs, ScalarUDFImpl, Signature, TypeSignature, Volatility,
 };
@@ -29,6 +33,7 @@ use regex::{Captures, Regex};
 use text2num::{replace_numbers_in_text, text2digits};
 
 pub use crate::lang::{decimal_convention, Decimal, Lang};
+#[cfg(feature = "sql")]
 use crate::util::string_array;
 
 /// One reading of a written number.
@@ -787,68 +792,77 @@ fn scan_digits(
     masked
 }
 
-/// The `numbers_in` SQL function: a list of DOUBLE. NULL text gives NULL;
-/// an unknown language code is an error naming the accepted ones.
-#[derive(Debug, PartialEq, Eq, Hash)]
-pub struct NumbersIn {
-    signature: Signature,
-}
+#[cfg(feature = "sql")]
+pub use adapter::NumbersIn;
 
-impl Default for NumbersIn {
-    fn default() -> Self {
-        Self {
-            signature: Signature::one_of(
-                vec![TypeSignature::Any(1), TypeSignature::Any(2)],
-                Volatility::Immutable,
-            ),
-        }
-    }
-}
+/// The DataFusion adapter (with the `sql` feature).
+#[cfg(feature = "sql")]
+mod adapter {
+    use super::*;
 
-impl ScalarUDFImpl for NumbersIn {
-    fn name(&self) -> &str {
-        "numbers_in"
+    /// The `numbers_in` SQL function: a list of DOUBLE. NULL text gives NULL;
+    /// an unknown language code is an error naming the accepted ones.
+    #[derive(Debug, PartialEq, Eq, Hash)]
+    pub struct NumbersIn {
+        signature: Signature,
     }
-    fn signature(&self) -> &Signature {
-        &self.signature
-    }
-    fn return_type(&self, _: &[DataType]) -> Result<DataType> {
-        Ok(DataType::new_list(DataType::Float64, true))
-    }
-    fn invoke_with_args(&self, args: ScalarFunctionArgs) -> Result<ColumnarValue> {
-        let lang = match args.args.get(1) {
-            None => None,
-            Some(ColumnarValue::Scalar(s)) => match s.cast_to(&DataType::Utf8)? {
-                ScalarValue::Utf8(None) => None,
-                ScalarValue::Utf8(Some(code)) => match Lang::parse(&code) {
-                    Some(l) => Some(l),
-                    None => {
-                        return plan_err!(
-                        "numbers_in: unknown language '{code}'; use en, fr, es, pt, it, de or nl"
-                    )
-                    }
-                },
-                _ => return exec_err!("numbers_in: the language must be a string"),
-            },
-            Some(_) => return plan_err!("numbers_in: the language must be a constant"),
-        };
-        let text = args.args[0].to_array(args.number_rows)?;
-        let text = string_array(&text, "numbers_in", "text")?;
-        let mut out = ListBuilder::new(Float64Builder::new());
-        for row in text.iter() {
-            match row {
-                None => out.append(false),
-                Some(t) => {
-                    for v in numbers_in(t, lang) {
-                        out.values().append_value(v);
-                    }
-                    out.append(true);
-                }
+
+    impl Default for NumbersIn {
+        fn default() -> Self {
+            Self {
+                signature: Signature::one_of(
+                    vec![TypeSignature::Any(1), TypeSignature::Any(2)],
+                    Volatility::Immutable,
+                ),
             }
         }
-        let arr: ArrayRef = Arc::new(out.finish());
-        debug_assert_eq!(arr.len(), args.number_rows);
-        Ok(ColumnarValue::Array(arr))
+    }
+
+    impl ScalarUDFImpl for NumbersIn {
+        fn name(&self) -> &str {
+            "numbers_in"
+        }
+        fn signature(&self) -> &Signature {
+            &self.signature
+        }
+        fn return_type(&self, _: &[DataType]) -> Result<DataType> {
+            Ok(DataType::new_list(DataType::Float64, true))
+        }
+        fn invoke_with_args(&self, args: ScalarFunctionArgs) -> Result<ColumnarValue> {
+            let lang = match args.args.get(1) {
+                None => None,
+                Some(ColumnarValue::Scalar(s)) => match s.cast_to(&DataType::Utf8)? {
+                    ScalarValue::Utf8(None) => None,
+                    ScalarValue::Utf8(Some(code)) => match Lang::parse(&code) {
+                        Some(l) => Some(l),
+                        None => {
+                            return plan_err!(
+                        "numbers_in: unknown language '{code}'; use en, fr, es, pt, it, de or nl"
+                    )
+                        }
+                    },
+                    _ => return exec_err!("numbers_in: the language must be a string"),
+                },
+                Some(_) => return plan_err!("numbers_in: the language must be a constant"),
+            };
+            let text = args.args[0].to_array(args.number_rows)?;
+            let text = string_array(&text, "numbers_in", "text")?;
+            let mut out = ListBuilder::new(Float64Builder::new());
+            for row in text.iter() {
+                match row {
+                    None => out.append(false),
+                    Some(t) => {
+                        for v in numbers_in(t, lang) {
+                            out.values().append_value(v);
+                        }
+                        out.append(true);
+                    }
+                }
+            }
+            let arr: ArrayRef = Arc::new(out.finish());
+            debug_assert_eq!(arr.len(), args.number_rows);
+            Ok(ColumnarValue::Array(arr))
+        }
     }
 }
 

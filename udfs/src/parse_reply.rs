@@ -10,14 +10,19 @@
 
 use std::sync::{Arc, LazyLock};
 
+#[cfg(feature = "sql")]
 use datafusion::arrow::array::{ArrayRef, ListBuilder, StringBuilder, StructBuilder};
+#[cfg(feature = "sql")]
 use datafusion::arrow::datatypes::{DataType, Field, Fields};
+#[cfg(feature = "sql")]
 use datafusion::common::{exec_err, Result};
+#[cfg(feature = "sql")]
 use datafusion::logical_expr::{
     ColumnarValue, ScalarFunctionArgs, ScalarUDFImpl, Signature, Volatility,
 };
 use serde_json::Value;
 
+#[cfg(feature = "sql")]
 use crate::util::two_strings;
 
 /// One thing wrong with a reply.
@@ -292,6 +297,7 @@ pub fn json_field(json: &str, key: &str) -> Option<String> {
     }
 }
 
+#[cfg(feature = "sql")]
 static PROBLEM: LazyLock<Fields> = LazyLock::new(|| {
     Fields::from(vec![
         Field::new("where", DataType::Utf8, false),
@@ -300,6 +306,7 @@ static PROBLEM: LazyLock<Fields> = LazyLock::new(|| {
     ])
 });
 
+#[cfg(feature = "sql")]
 fn out_fields() -> Fields {
     Fields::from(vec![
         Field::new("value", DataType::Utf8, true),
@@ -312,140 +319,154 @@ fn out_fields() -> Fields {
     ])
 }
 
-/// The SQL function `parse_reply(text, json_schema)`.
-#[derive(Debug, PartialEq, Eq, Hash)]
-pub struct ParseReply {
-    signature: Signature,
-}
+#[cfg(feature = "sql")]
+pub use adapter::{JsonField, ParseReply};
 
-impl Default for ParseReply {
-    fn default() -> Self {
-        Self {
-            signature: Signature::any(2, Volatility::Immutable),
+/// The DataFusion adapter (with the `sql` feature).
+#[cfg(feature = "sql")]
+mod adapter {
+    use super::*;
+
+    /// The SQL function `parse_reply(text, json_schema)`.
+    #[derive(Debug, PartialEq, Eq, Hash)]
+    pub struct ParseReply {
+        signature: Signature,
+    }
+
+    impl Default for ParseReply {
+        fn default() -> Self {
+            Self {
+                signature: Signature::any(2, Volatility::Immutable),
+            }
         }
     }
-}
 
-impl ScalarUDFImpl for ParseReply {
-    fn name(&self) -> &str {
-        "parse_reply"
-    }
-
-    fn signature(&self) -> &Signature {
-        &self.signature
-    }
-
-    fn return_type(&self, _: &[DataType]) -> Result<DataType> {
-        Ok(DataType::Struct(out_fields()))
-    }
-
-    fn invoke_with_args(&self, args: ScalarFunctionArgs) -> Result<ColumnarValue> {
-        let rows = args.number_rows;
-        let (text, schema) = two_strings(&args.args, rows, "parse_reply", ["text", "json_schema"])?;
-        let mut values = StringBuilder::new();
-        let mut formats = StringBuilder::new();
-        let mut probs = ListBuilder::new(StructBuilder::from_fields(PROBLEM.clone(), 0))
-            .with_field(Arc::new(Field::new_struct("item", PROBLEM.clone(), true)));
-        let mut nulls = Vec::with_capacity(rows);
-        let mut last_schema: Option<(String, Value)> = None;
-        for i in 0..rows {
-            use datafusion::arrow::array::Array;
-            if text.is_null(i) {
-                values.append_null();
-                formats.append_null();
-                probs.append_null();
-                nulls.push(false);
-                continue;
-            }
-            let s = if schema.is_null(i) {
-                ""
-            } else {
-                schema.value(i)
-            };
-            if last_schema.as_ref().is_none_or(|(k, _)| k != s) {
-                let v = if s.trim().is_empty() {
-                    Value::Null
-                } else {
-                    match serde_json::from_str(s) {
-                        Ok(v) => v,
-                        Err(e) => {
-                            return exec_err!("parse_reply: json_schema is not valid JSON: {e}")
-                        }
-                    }
-                };
-                last_schema = Some((s.to_string(), v));
-            }
-            let r = parse_reply(text.value(i), &last_schema.as_ref().expect("set above").1);
-            values.append_option(r.value.map(|v| v.to_string()));
-            formats.append_option(r.format);
-            for p in &r.problems {
-                let sb = probs.values();
-                sb.field_builder::<StringBuilder>(0)
-                    .expect("where")
-                    .append_value(&p.place);
-                sb.field_builder::<StringBuilder>(1)
-                    .expect("problem")
-                    .append_value(&p.problem);
-                sb.field_builder::<StringBuilder>(2)
-                    .expect("severity")
-                    .append_value(p.severity);
-                sb.append(true);
-            }
-            probs.append(true);
-            nulls.push(true);
+    impl ScalarUDFImpl for ParseReply {
+        fn name(&self) -> &str {
+            "parse_reply"
         }
-        let cols: Vec<ArrayRef> = vec![
-            Arc::new(values.finish()),
-            Arc::new(formats.finish()),
-            Arc::new(probs.finish()),
-        ];
-        Ok(ColumnarValue::Array(Arc::new(
-            datafusion::arrow::array::StructArray::try_new(out_fields(), cols, Some(nulls.into()))?,
-        )))
-    }
-}
 
-/// The SQL function `json_field(json, key)`.
-#[derive(Debug, PartialEq, Eq, Hash)]
-pub struct JsonField {
-    signature: Signature,
-}
-
-impl Default for JsonField {
-    fn default() -> Self {
-        Self {
-            signature: Signature::any(2, Volatility::Immutable),
+        fn signature(&self) -> &Signature {
+            &self.signature
         }
-    }
-}
 
-impl ScalarUDFImpl for JsonField {
-    fn name(&self) -> &str {
-        "json_field"
-    }
+        fn return_type(&self, _: &[DataType]) -> Result<DataType> {
+            Ok(DataType::Struct(out_fields()))
+        }
 
-    fn signature(&self) -> &Signature {
-        &self.signature
-    }
-
-    fn return_type(&self, _: &[DataType]) -> Result<DataType> {
-        Ok(DataType::Utf8)
-    }
-
-    fn invoke_with_args(&self, args: ScalarFunctionArgs) -> Result<ColumnarValue> {
-        use datafusion::arrow::array::{Array, StringArray};
-        let rows = args.number_rows;
-        let (json, key) = two_strings(&args.args, rows, "json_field", ["json", "key"])?;
-        let out: StringArray = (0..rows)
-            .map(|i| {
-                if json.is_null(i) || key.is_null(i) {
-                    None
-                } else {
-                    json_field(json.value(i), key.value(i))
+        fn invoke_with_args(&self, args: ScalarFunctionArgs) -> Result<ColumnarValue> {
+            let rows = args.number_rows;
+            let (text, schema) =
+                two_strings(&args.args, rows, "parse_reply", ["text", "json_schema"])?;
+            let mut values = StringBuilder::new();
+            let mut formats = StringBuilder::new();
+            let mut probs = ListBuilder::new(StructBuilder::from_fields(PROBLEM.clone(), 0))
+                .with_field(Arc::new(Field::new_struct("item", PROBLEM.clone(), true)));
+            let mut nulls = Vec::with_capacity(rows);
+            let mut last_schema: Option<(String, Value)> = None;
+            for i in 0..rows {
+                use datafusion::arrow::array::Array;
+                if text.is_null(i) {
+                    values.append_null();
+                    formats.append_null();
+                    probs.append_null();
+                    nulls.push(false);
+                    continue;
                 }
-            })
-            .collect();
-        Ok(ColumnarValue::Array(Arc::new(out)))
+                let s = if schema.is_null(i) {
+                    ""
+                } else {
+                    schema.value(i)
+                };
+                if last_schema.as_ref().is_none_or(|(k, _)| k != s) {
+                    let v = if s.trim().is_empty() {
+                        Value::Null
+                    } else {
+                        match serde_json::from_str(s) {
+                            Ok(v) => v,
+                            Err(e) => {
+                                return exec_err!("parse_reply: json_schema is not valid JSON: {e}")
+                            }
+                        }
+                    };
+                    last_schema = Some((s.to_string(), v));
+                }
+                let r = parse_reply(text.value(i), &last_schema.as_ref().expect("set above").1);
+                values.append_option(r.value.map(|v| v.to_string()));
+                formats.append_option(r.format);
+                for p in &r.problems {
+                    let sb = probs.values();
+                    sb.field_builder::<StringBuilder>(0)
+                        .expect("where")
+                        .append_value(&p.place);
+                    sb.field_builder::<StringBuilder>(1)
+                        .expect("problem")
+                        .append_value(&p.problem);
+                    sb.field_builder::<StringBuilder>(2)
+                        .expect("severity")
+                        .append_value(p.severity);
+                    sb.append(true);
+                }
+                probs.append(true);
+                nulls.push(true);
+            }
+            let cols: Vec<ArrayRef> = vec![
+                Arc::new(values.finish()),
+                Arc::new(formats.finish()),
+                Arc::new(probs.finish()),
+            ];
+            Ok(ColumnarValue::Array(Arc::new(
+                datafusion::arrow::array::StructArray::try_new(
+                    out_fields(),
+                    cols,
+                    Some(nulls.into()),
+                )?,
+            )))
+        }
+    }
+
+    /// The SQL function `json_field(json, key)`.
+    #[derive(Debug, PartialEq, Eq, Hash)]
+    pub struct JsonField {
+        signature: Signature,
+    }
+
+    impl Default for JsonField {
+        fn default() -> Self {
+            Self {
+                signature: Signature::any(2, Volatility::Immutable),
+            }
+        }
+    }
+
+    impl ScalarUDFImpl for JsonField {
+        fn name(&self) -> &str {
+            "json_field"
+        }
+
+        fn signature(&self) -> &Signature {
+            &self.signature
+        }
+
+        fn return_type(&self, _: &[DataType]) -> Result<DataType> {
+            Ok(DataType::Utf8)
+        }
+
+        fn invoke_with_args(&self, args: ScalarFunctionArgs) -> Result<ColumnarValue> {
+            use datafusion::arrow::array::{Array, StringArray};
+            let rows = args.number_rows;
+            let (json, key) = two_strings(&args.args, rows, "json_field", ["json", "key"])?;
+            let out: StringArray = (0..rows)
+                .map(|i| {
+                    if json.is_null(i) || key.is_null(i) {
+                        None
+                    } else {
+                        json_field(json.value(i), key.value(i))
+                    }
+                })
+                .collect();
+            Ok(ColumnarValue::Array(Arc::new(out)))
+        }
     }
 }
 

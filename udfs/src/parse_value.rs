@@ -6,18 +6,23 @@
 
 use std::sync::Arc;
 
+#[cfg(feature = "sql")]
 use datafusion::arrow::array::{
     ArrayRef, BooleanBuilder, Date32Builder, Float64Builder, Int64Builder, ListBuilder,
     StringBuilder, StructArray,
 };
+#[cfg(feature = "sql")]
 use datafusion::arrow::datatypes::{DataType, Field, FieldRef, Fields};
+#[cfg(feature = "sql")]
 use datafusion::common::{plan_err, Result, ScalarValue};
+#[cfg(feature = "sql")]
 use datafusion::logical_expr::{
     ColumnarValue, ReturnFieldArgs, ScalarFunctionArgs, ScalarUDFImpl, Signature, Volatility,
 };
 
 use crate::numbers_in::{decimal_convention, numbers_in, readings_in};
 use crate::same_value::canonical;
+#[cfg(feature = "sql")]
 use crate::util::string_array;
 
 /// A field type.
@@ -62,6 +67,7 @@ impl FieldType {
         })
     }
 
+    #[cfg(feature = "sql")]
     fn data_type(&self) -> DataType {
         match self {
             Self::Integer => DataType::Int64,
@@ -297,155 +303,164 @@ fn parse_date(t: &str) -> std::result::Result<i32, String> {
     i32::try_from(days_from_civil(y, m, d)).map_err(|_| format!("'{t}' is out of range"))
 }
 
-/// The `parse_value` SQL function: a struct of `value` (typed by the
-/// constant `type` argument) and `reason` (why `value` is NULL).
-#[derive(Debug, PartialEq, Eq, Hash)]
-pub struct ParseValue {
-    signature: Signature,
-}
+#[cfg(feature = "sql")]
+pub use adapter::ParseValue;
 
-impl Default for ParseValue {
-    fn default() -> Self {
-        Self {
-            signature: Signature::any(2, Volatility::Immutable),
+/// The DataFusion adapter (with the `sql` feature).
+#[cfg(feature = "sql")]
+mod adapter {
+    use super::*;
+
+    /// The `parse_value` SQL function: a struct of `value` (typed by the
+    /// constant `type` argument) and `reason` (why `value` is NULL).
+    #[derive(Debug, PartialEq, Eq, Hash)]
+    pub struct ParseValue {
+        signature: Signature,
+    }
+
+    impl Default for ParseValue {
+        fn default() -> Self {
+            Self {
+                signature: Signature::any(2, Volatility::Immutable),
+            }
         }
     }
-}
 
-fn type_arg(s: Option<&ScalarValue>) -> Result<FieldType> {
-    let Some(s) = s else {
-        return plan_err!("parse_value(text, type): the type must be a constant string");
-    };
-    match s.cast_to(&DataType::Utf8)? {
+    fn type_arg(s: Option<&ScalarValue>) -> Result<FieldType> {
+        let Some(s) = s else {
+            return plan_err!("parse_value(text, type): the type must be a constant string");
+        };
+        match s.cast_to(&DataType::Utf8)? {
         ScalarValue::Utf8(Some(t)) => FieldType::parse(&t).map_or_else(
             || plan_err!("parse_value: unknown type '{t}'; use integer, number, boolean, date, string, list or enum(a, b, ...)"),
             Ok,
         ),
         _ => plan_err!("parse_value: the type must be a constant string"),
     }
-}
+    }
 
-fn out_fields(ty: &FieldType) -> Fields {
-    Fields::from(vec![
-        Field::new("value", ty.data_type(), true),
-        Field::new("reason", DataType::Utf8, true),
-    ])
-}
+    fn out_fields(ty: &FieldType) -> Fields {
+        Fields::from(vec![
+            Field::new("value", ty.data_type(), true),
+            Field::new("reason", DataType::Utf8, true),
+        ])
+    }
 
-impl ScalarUDFImpl for ParseValue {
-    fn name(&self) -> &str {
-        "parse_value"
-    }
-    fn signature(&self) -> &Signature {
-        &self.signature
-    }
-    fn return_type(&self, _: &[DataType]) -> Result<DataType> {
-        plan_err!("parse_value: the return type depends on the type argument")
-    }
-    fn return_field_from_args(&self, args: ReturnFieldArgs) -> Result<FieldRef> {
-        let ty = type_arg(args.scalar_arguments.get(1).copied().flatten())?;
-        Ok(Arc::new(Field::new(
-            self.name(),
-            DataType::Struct(out_fields(&ty)),
-            true,
-        )))
-    }
-    fn invoke_with_args(&self, args: ScalarFunctionArgs) -> Result<ColumnarValue> {
-        let ty = match &args.args[1] {
-            ColumnarValue::Scalar(s) => type_arg(Some(s))?,
-            _ => return plan_err!("parse_value: the type must be a constant string"),
-        };
-        let text = args.args[0].to_array(args.number_rows)?;
-        let text = string_array(&text, "parse_value", "text")?;
-        let mut reason = StringBuilder::new();
-        let parsed: Vec<Option<std::result::Result<Value, String>>> = text
-            .iter()
-            .map(|t| t.map(|t| parse_value(t, &ty)))
-            .collect();
-        for p in &parsed {
-            reason.append_option(p.as_ref().and_then(|r| r.as_ref().err()));
+    impl ScalarUDFImpl for ParseValue {
+        fn name(&self) -> &str {
+            "parse_value"
         }
-        let ok = |p: &Option<std::result::Result<Value, String>>| {
-            p.as_ref().and_then(|r| r.as_ref().ok()).cloned()
-        };
-        let value: ArrayRef = match ty {
-            FieldType::Integer => {
-                let mut b = Int64Builder::new();
-                parsed.iter().for_each(|p| {
-                    b.append_option(if let Some(Value::Int(v)) = ok(p) {
-                        Some(v)
-                    } else {
-                        None
-                    })
-                });
-                Arc::new(b.finish())
+        fn signature(&self) -> &Signature {
+            &self.signature
+        }
+        fn return_type(&self, _: &[DataType]) -> Result<DataType> {
+            plan_err!("parse_value: the return type depends on the type argument")
+        }
+        fn return_field_from_args(&self, args: ReturnFieldArgs) -> Result<FieldRef> {
+            let ty = type_arg(args.scalar_arguments.get(1).copied().flatten())?;
+            Ok(Arc::new(Field::new(
+                self.name(),
+                DataType::Struct(out_fields(&ty)),
+                true,
+            )))
+        }
+        fn invoke_with_args(&self, args: ScalarFunctionArgs) -> Result<ColumnarValue> {
+            let ty = match &args.args[1] {
+                ColumnarValue::Scalar(s) => type_arg(Some(s))?,
+                _ => return plan_err!("parse_value: the type must be a constant string"),
+            };
+            let text = args.args[0].to_array(args.number_rows)?;
+            let text = string_array(&text, "parse_value", "text")?;
+            let mut reason = StringBuilder::new();
+            let parsed: Vec<Option<std::result::Result<Value, String>>> = text
+                .iter()
+                .map(|t| t.map(|t| parse_value(t, &ty)))
+                .collect();
+            for p in &parsed {
+                reason.append_option(p.as_ref().and_then(|r| r.as_ref().err()));
             }
-            FieldType::Number => {
-                let mut b = Float64Builder::new();
-                parsed.iter().for_each(|p| {
-                    b.append_option(if let Some(Value::Num(v)) = ok(p) {
-                        Some(v)
-                    } else {
-                        None
-                    })
-                });
-                Arc::new(b.finish())
-            }
-            FieldType::Boolean => {
-                let mut b = BooleanBuilder::new();
-                parsed.iter().for_each(|p| {
-                    b.append_option(if let Some(Value::Bool(v)) = ok(p) {
-                        Some(v)
-                    } else {
-                        None
-                    })
-                });
-                Arc::new(b.finish())
-            }
-            FieldType::Date => {
-                let mut b = Date32Builder::new();
-                parsed.iter().for_each(|p| {
-                    b.append_option(if let Some(Value::Date(v)) = ok(p) {
-                        Some(v)
-                    } else {
-                        None
-                    })
-                });
-                Arc::new(b.finish())
-            }
-            FieldType::String | FieldType::Enum(_) => {
-                let mut b = StringBuilder::new();
-                parsed.iter().for_each(|p| {
-                    b.append_option(if let Some(Value::Str(v)) = ok(p) {
-                        Some(v)
-                    } else {
-                        None
-                    })
-                });
-                Arc::new(b.finish())
-            }
-            FieldType::List => {
-                let mut b = ListBuilder::new(StringBuilder::new());
-                for p in &parsed {
-                    match ok(p) {
-                        Some(Value::List(items)) => {
-                            for i in items {
-                                b.values().append_value(i);
-                            }
-                            b.append(true);
-                        }
-                        _ => b.append(false),
-                    }
+            let ok = |p: &Option<std::result::Result<Value, String>>| {
+                p.as_ref().and_then(|r| r.as_ref().ok()).cloned()
+            };
+            let value: ArrayRef = match ty {
+                FieldType::Integer => {
+                    let mut b = Int64Builder::new();
+                    parsed.iter().for_each(|p| {
+                        b.append_option(if let Some(Value::Int(v)) = ok(p) {
+                            Some(v)
+                        } else {
+                            None
+                        })
+                    });
+                    Arc::new(b.finish())
                 }
-                Arc::new(b.finish())
-            }
-        };
-        let arr = StructArray::try_new(
-            out_fields(&ty),
-            vec![value, Arc::new(reason.finish())],
-            None,
-        )?;
-        Ok(ColumnarValue::Array(Arc::new(arr)))
+                FieldType::Number => {
+                    let mut b = Float64Builder::new();
+                    parsed.iter().for_each(|p| {
+                        b.append_option(if let Some(Value::Num(v)) = ok(p) {
+                            Some(v)
+                        } else {
+                            None
+                        })
+                    });
+                    Arc::new(b.finish())
+                }
+                FieldType::Boolean => {
+                    let mut b = BooleanBuilder::new();
+                    parsed.iter().for_each(|p| {
+                        b.append_option(if let Some(Value::Bool(v)) = ok(p) {
+                            Some(v)
+                        } else {
+                            None
+                        })
+                    });
+                    Arc::new(b.finish())
+                }
+                FieldType::Date => {
+                    let mut b = Date32Builder::new();
+                    parsed.iter().for_each(|p| {
+                        b.append_option(if let Some(Value::Date(v)) = ok(p) {
+                            Some(v)
+                        } else {
+                            None
+                        })
+                    });
+                    Arc::new(b.finish())
+                }
+                FieldType::String | FieldType::Enum(_) => {
+                    let mut b = StringBuilder::new();
+                    parsed.iter().for_each(|p| {
+                        b.append_option(if let Some(Value::Str(v)) = ok(p) {
+                            Some(v)
+                        } else {
+                            None
+                        })
+                    });
+                    Arc::new(b.finish())
+                }
+                FieldType::List => {
+                    let mut b = ListBuilder::new(StringBuilder::new());
+                    for p in &parsed {
+                        match ok(p) {
+                            Some(Value::List(items)) => {
+                                for i in items {
+                                    b.values().append_value(i);
+                                }
+                                b.append(true);
+                            }
+                            _ => b.append(false),
+                        }
+                    }
+                    Arc::new(b.finish())
+                }
+            };
+            let arr = StructArray::try_new(
+                out_fields(&ty),
+                vec![value, Arc::new(reason.finish())],
+                None,
+            )?;
+            Ok(ColumnarValue::Array(Arc::new(arr)))
+        }
     }
 }
 

@@ -9,14 +9,19 @@
 
 use std::sync::Arc;
 
+#[cfg(feature = "sql")]
 use datafusion::arrow::array::{Array, ArrayRef, Float64Builder};
+#[cfg(feature = "sql")]
 use datafusion::arrow::datatypes::DataType;
+#[cfg(feature = "sql")]
 use datafusion::common::Result;
+#[cfg(feature = "sql")]
 use datafusion::logical_expr::{
     ColumnarValue, ScalarFunctionArgs, ScalarUDFImpl, Signature, Volatility,
 };
 
 use crate::fold::{words, Folded};
+#[cfg(feature = "sql")]
 use crate::util::two_strings;
 
 /// The match score of `quote` against `text` (see the module docs). An empty
@@ -62,43 +67,52 @@ fn longest_run(q: &[&[char]], t: &[&[char]]) -> usize {
     best
 }
 
-/// The `quote_match` SQL function. NULL in either argument gives NULL.
-#[derive(Debug, PartialEq, Eq, Hash)]
-pub struct QuoteMatch {
-    signature: Signature,
-}
+#[cfg(feature = "sql")]
+pub use adapter::QuoteMatch;
 
-impl Default for QuoteMatch {
-    fn default() -> Self {
-        Self {
-            signature: Signature::any(2, Volatility::Immutable),
+/// The DataFusion adapter (with the `sql` feature).
+#[cfg(feature = "sql")]
+mod adapter {
+    use super::*;
+
+    /// The `quote_match` SQL function. NULL in either argument gives NULL.
+    #[derive(Debug, PartialEq, Eq, Hash)]
+    pub struct QuoteMatch {
+        signature: Signature,
+    }
+
+    impl Default for QuoteMatch {
+        fn default() -> Self {
+            Self {
+                signature: Signature::any(2, Volatility::Immutable),
+            }
         }
     }
-}
 
-impl ScalarUDFImpl for QuoteMatch {
-    fn name(&self) -> &str {
-        "quote_match"
-    }
-    fn signature(&self) -> &Signature {
-        &self.signature
-    }
-    fn return_type(&self, _: &[DataType]) -> Result<DataType> {
-        Ok(DataType::Float64)
-    }
-    fn invoke_with_args(&self, args: ScalarFunctionArgs) -> Result<ColumnarValue> {
-        let (quote, text) = two_strings(
-            &args.args,
-            args.number_rows,
-            "quote_match",
-            ["quote", "text"],
-        )?;
-        let mut out = Float64Builder::with_capacity(quote.len());
-        for (q, t) in quote.iter().zip(text.iter()) {
-            out.append_option(q.zip(t).map(|(q, t)| quote_match(q, t)));
+    impl ScalarUDFImpl for QuoteMatch {
+        fn name(&self) -> &str {
+            "quote_match"
         }
-        let arr: ArrayRef = Arc::new(out.finish());
-        Ok(ColumnarValue::Array(arr))
+        fn signature(&self) -> &Signature {
+            &self.signature
+        }
+        fn return_type(&self, _: &[DataType]) -> Result<DataType> {
+            Ok(DataType::Float64)
+        }
+        fn invoke_with_args(&self, args: ScalarFunctionArgs) -> Result<ColumnarValue> {
+            let (quote, text) = two_strings(
+                &args.args,
+                args.number_rows,
+                "quote_match",
+                ["quote", "text"],
+            )?;
+            let mut out = Float64Builder::with_capacity(quote.len());
+            for (q, t) in quote.iter().zip(text.iter()) {
+                out.append_option(q.zip(t).map(|(q, t)| quote_match(q, t)));
+            }
+            let arr: ArrayRef = Arc::new(out.finish());
+            Ok(ColumnarValue::Array(arr))
+        }
     }
 }
 

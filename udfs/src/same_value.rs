@@ -5,14 +5,19 @@
 
 use std::sync::Arc;
 
+#[cfg(feature = "sql")]
 use datafusion::arrow::array::{Array, ArrayRef, BooleanBuilder};
+#[cfg(feature = "sql")]
 use datafusion::arrow::datatypes::DataType;
+#[cfg(feature = "sql")]
 use datafusion::common::Result;
+#[cfg(feature = "sql")]
 use datafusion::logical_expr::{
     ColumnarValue, ScalarFunctionArgs, ScalarUDFImpl, Signature, Volatility,
 };
 
 use crate::fold::Folded;
+#[cfg(feature = "sql")]
 use crate::util::two_strings;
 
 /// The canonical spelling `same_value` compares.
@@ -42,38 +47,47 @@ pub fn same_value(a: &str, b: &str) -> bool {
     canonical(a) == canonical(b)
 }
 
-/// The `same_value` SQL function. NULL in either argument gives NULL.
-#[derive(Debug, PartialEq, Eq, Hash)]
-pub struct SameValue {
-    signature: Signature,
-}
+#[cfg(feature = "sql")]
+pub use adapter::SameValue;
 
-impl Default for SameValue {
-    fn default() -> Self {
-        Self {
-            signature: Signature::any(2, Volatility::Immutable),
+/// The DataFusion adapter (with the `sql` feature).
+#[cfg(feature = "sql")]
+mod adapter {
+    use super::*;
+
+    /// The `same_value` SQL function. NULL in either argument gives NULL.
+    #[derive(Debug, PartialEq, Eq, Hash)]
+    pub struct SameValue {
+        signature: Signature,
+    }
+
+    impl Default for SameValue {
+        fn default() -> Self {
+            Self {
+                signature: Signature::any(2, Volatility::Immutable),
+            }
         }
     }
-}
 
-impl ScalarUDFImpl for SameValue {
-    fn name(&self) -> &str {
-        "same_value"
-    }
-    fn signature(&self) -> &Signature {
-        &self.signature
-    }
-    fn return_type(&self, _: &[DataType]) -> Result<DataType> {
-        Ok(DataType::Boolean)
-    }
-    fn invoke_with_args(&self, args: ScalarFunctionArgs) -> Result<ColumnarValue> {
-        let (a, b) = two_strings(&args.args, args.number_rows, "same_value", ["a", "b"])?;
-        let mut out = BooleanBuilder::with_capacity(a.len());
-        for (x, y) in a.iter().zip(b.iter()) {
-            out.append_option(x.zip(y).map(|(x, y)| same_value(x, y)));
+    impl ScalarUDFImpl for SameValue {
+        fn name(&self) -> &str {
+            "same_value"
         }
-        let arr: ArrayRef = Arc::new(out.finish());
-        Ok(ColumnarValue::Array(arr))
+        fn signature(&self) -> &Signature {
+            &self.signature
+        }
+        fn return_type(&self, _: &[DataType]) -> Result<DataType> {
+            Ok(DataType::Boolean)
+        }
+        fn invoke_with_args(&self, args: ScalarFunctionArgs) -> Result<ColumnarValue> {
+            let (a, b) = two_strings(&args.args, args.number_rows, "same_value", ["a", "b"])?;
+            let mut out = BooleanBuilder::with_capacity(a.len());
+            for (x, y) in a.iter().zip(b.iter()) {
+                out.append_option(x.zip(y).map(|(x, y)| same_value(x, y)));
+            }
+            let arr: ArrayRef = Arc::new(out.finish());
+            Ok(ColumnarValue::Array(arr))
+        }
     }
 }
 

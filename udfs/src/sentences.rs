@@ -5,13 +5,18 @@
 
 use std::sync::Arc;
 
+#[cfg(feature = "sql")]
 use datafusion::arrow::array::{Array, ArrayRef, ListBuilder, StringBuilder};
+#[cfg(feature = "sql")]
 use datafusion::arrow::datatypes::DataType;
+#[cfg(feature = "sql")]
 use datafusion::common::{exec_err, Result};
+#[cfg(feature = "sql")]
 use datafusion::logical_expr::{
     ColumnarValue, ScalarFunctionArgs, ScalarUDFImpl, Signature, Volatility,
 };
 
+#[cfg(feature = "sql")]
 use crate::util::string_array;
 
 /// Abbreviations that precede what they qualify ("Fig. 3", "Dr. Smith",
@@ -400,57 +405,66 @@ fn list_markers(text: &str) -> (Vec<usize>, Vec<usize>) {
     (cuts, periods)
 }
 
-/// `sentences(text)`: the sentences of a text, as a list of strings.
-///
-/// ```sql
-/// SELECT sentences('Smith et al. found 1.5 mg. The U.S. FDA agreed.');
-/// -- [Smith et al. found 1.5 mg., The U.S. FDA agreed.]
-/// ```
-/// NULL gives NULL; an empty or blank text gives an empty list.
-#[derive(Debug, PartialEq, Eq, Hash)]
-pub struct Sentences {
-    signature: Signature,
-}
+#[cfg(feature = "sql")]
+pub use adapter::Sentences;
 
-impl Default for Sentences {
-    fn default() -> Self {
-        Self {
-            signature: Signature::any(1, Volatility::Immutable),
-        }
-    }
-}
+/// The DataFusion adapter (with the `sql` feature).
+#[cfg(feature = "sql")]
+mod adapter {
+    use super::*;
 
-impl ScalarUDFImpl for Sentences {
-    fn name(&self) -> &str {
-        "sentences"
+    /// `sentences(text)`: the sentences of a text, as a list of strings.
+    ///
+    /// ```sql
+    /// SELECT sentences('Smith et al. found 1.5 mg. The U.S. FDA agreed.');
+    /// -- [Smith et al. found 1.5 mg., The U.S. FDA agreed.]
+    /// ```
+    /// NULL gives NULL; an empty or blank text gives an empty list.
+    #[derive(Debug, PartialEq, Eq, Hash)]
+    pub struct Sentences {
+        signature: Signature,
     }
-    fn signature(&self) -> &Signature {
-        &self.signature
-    }
-    fn return_type(&self, _: &[DataType]) -> Result<DataType> {
-        Ok(DataType::new_list(DataType::Utf8, true))
-    }
-    fn invoke_with_args(&self, args: ScalarFunctionArgs) -> Result<ColumnarValue> {
-        let arrays = ColumnarValue::values_to_arrays(&args.args)?;
-        let [text] = arrays.as_slice() else {
-            return exec_err!("sentences(text) takes one argument");
-        };
-        let text = string_array(text, "sentences", "text")?;
-        let mut out = ListBuilder::new(StringBuilder::new());
-        for row in text.iter() {
-            match row {
-                None => out.append(false),
-                Some(t) => {
-                    for (a, b) in sentence_spans(t) {
-                        out.values().append_value(&t[a..b]);
-                    }
-                    out.append(true);
-                }
+
+    impl Default for Sentences {
+        fn default() -> Self {
+            Self {
+                signature: Signature::any(1, Volatility::Immutable),
             }
         }
-        let arr: ArrayRef = Arc::new(out.finish());
-        debug_assert_eq!(arr.len(), args.number_rows);
-        Ok(ColumnarValue::Array(arr))
+    }
+
+    impl ScalarUDFImpl for Sentences {
+        fn name(&self) -> &str {
+            "sentences"
+        }
+        fn signature(&self) -> &Signature {
+            &self.signature
+        }
+        fn return_type(&self, _: &[DataType]) -> Result<DataType> {
+            Ok(DataType::new_list(DataType::Utf8, true))
+        }
+        fn invoke_with_args(&self, args: ScalarFunctionArgs) -> Result<ColumnarValue> {
+            let arrays = ColumnarValue::values_to_arrays(&args.args)?;
+            let [text] = arrays.as_slice() else {
+                return exec_err!("sentences(text) takes one argument");
+            };
+            let text = string_array(text, "sentences", "text")?;
+            let mut out = ListBuilder::new(StringBuilder::new());
+            for row in text.iter() {
+                match row {
+                    None => out.append(false),
+                    Some(t) => {
+                        for (a, b) in sentence_spans(t) {
+                            out.values().append_value(&t[a..b]);
+                        }
+                        out.append(true);
+                    }
+                }
+            }
+            let arr: ArrayRef = Arc::new(out.finish());
+            debug_assert_eq!(arr.len(), args.number_rows);
+            Ok(ColumnarValue::Array(arr))
+        }
     }
 }
 

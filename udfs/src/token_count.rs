@@ -3,14 +3,19 @@
 
 use std::sync::Arc;
 
+#[cfg(feature = "sql")]
 use datafusion::arrow::array::{Array, ArrayRef, Int64Builder};
+#[cfg(feature = "sql")]
 use datafusion::arrow::datatypes::DataType;
+#[cfg(feature = "sql")]
 use datafusion::common::{exec_err, plan_err, Result, ScalarValue};
+#[cfg(feature = "sql")]
 use datafusion::logical_expr::{
     ColumnarValue, ScalarFunctionArgs, ScalarUDFImpl, Signature, TypeSignature, Volatility,
 };
 use tiktoken_rs::CoreBPE;
 
+#[cfg(feature = "sql")]
 use crate::util::string_array;
 
 /// A way of counting tokens.
@@ -173,41 +178,49 @@ pub fn ceil_char_boundary(text: &str, mut i: usize) -> usize {
     i
 }
 
-/// `token_count(text [, encoding])`: the number of tokens in a text.
-///
-/// ```sql
-/// SELECT token_count('Hello world');              -- 2 (o200k_base)
-/// SELECT token_count('Hello world', 'heuristic'); -- 3
-/// ```
-/// NULL text gives NULL; an unknown encoding is an error naming the accepted ones.
-#[derive(Debug, PartialEq, Eq, Hash)]
-pub struct TokenCount {
-    signature: Signature,
-}
+#[cfg(feature = "sql")]
+pub use adapter::TokenCount;
 
-impl Default for TokenCount {
-    fn default() -> Self {
-        Self {
-            signature: Signature::one_of(
-                vec![TypeSignature::Any(1), TypeSignature::Any(2)],
-                Volatility::Immutable,
-            ),
+/// The DataFusion adapter (with the `sql` feature).
+#[cfg(feature = "sql")]
+mod adapter {
+    use super::*;
+
+    /// `token_count(text [, encoding])`: the number of tokens in a text.
+    ///
+    /// ```sql
+    /// SELECT token_count('Hello world');              -- 2 (o200k_base)
+    /// SELECT token_count('Hello world', 'heuristic'); -- 3
+    /// ```
+    /// NULL text gives NULL; an unknown encoding is an error naming the accepted ones.
+    #[derive(Debug, PartialEq, Eq, Hash)]
+    pub struct TokenCount {
+        signature: Signature,
+    }
+
+    impl Default for TokenCount {
+        fn default() -> Self {
+            Self {
+                signature: Signature::one_of(
+                    vec![TypeSignature::Any(1), TypeSignature::Any(2)],
+                    Volatility::Immutable,
+                ),
+            }
         }
     }
-}
 
-impl ScalarUDFImpl for TokenCount {
-    fn name(&self) -> &str {
-        "token_count"
-    }
-    fn signature(&self) -> &Signature {
-        &self.signature
-    }
-    fn return_type(&self, _: &[DataType]) -> Result<DataType> {
-        Ok(DataType::Int64)
-    }
-    fn invoke_with_args(&self, args: ScalarFunctionArgs) -> Result<ColumnarValue> {
-        let tokenizer = match args.args.get(1) {
+    impl ScalarUDFImpl for TokenCount {
+        fn name(&self) -> &str {
+            "token_count"
+        }
+        fn signature(&self) -> &Signature {
+            &self.signature
+        }
+        fn return_type(&self, _: &[DataType]) -> Result<DataType> {
+            Ok(DataType::Int64)
+        }
+        fn invoke_with_args(&self, args: ScalarFunctionArgs) -> Result<ColumnarValue> {
+            let tokenizer = match args.args.get(1) {
             None => Tokenizer::default(),
             Some(ColumnarValue::Scalar(
                 ScalarValue::Utf8(Some(s))
@@ -223,14 +236,15 @@ impl ScalarUDFImpl for TokenCount {
             },
             Some(_) => return exec_err!("token_count: the encoding must be a constant string"),
         };
-        let arrays = ColumnarValue::values_to_arrays(&args.args[..1])?;
-        let text = string_array(&arrays[0], "token_count", "text")?;
-        let mut out = Int64Builder::with_capacity(text.len());
-        for row in text.iter() {
-            out.append_option(row.map(|t| tokenizer.count(t) as i64));
+            let arrays = ColumnarValue::values_to_arrays(&args.args[..1])?;
+            let text = string_array(&arrays[0], "token_count", "text")?;
+            let mut out = Int64Builder::with_capacity(text.len());
+            for row in text.iter() {
+                out.append_option(row.map(|t| tokenizer.count(t) as i64));
+            }
+            let arr: ArrayRef = Arc::new(out.finish());
+            Ok(ColumnarValue::Array(arr))
         }
-        let arr: ArrayRef = Arc::new(out.finish());
-        Ok(ColumnarValue::Array(arr))
     }
 }
 

@@ -1,14 +1,20 @@
 //! Argument helpers shared by the SQL adapters.
 
+#[cfg(feature = "sql")]
 use std::borrow::Cow;
 
+#[cfg(feature = "sql")]
 use datafusion::arrow::array::{Array, ArrayRef, AsArray, StringArray};
+#[cfg(feature = "sql")]
 use datafusion::arrow::compute::cast;
+#[cfg(feature = "sql")]
 use datafusion::arrow::datatypes::DataType;
+#[cfg(feature = "sql")]
 use datafusion::common::{exec_err, Result};
 
 /// Casts any string-like (or castable) array to `Utf8` so kernels see one
 /// type whatever the source gave (Parquet yields `Utf8View`).
+#[cfg(feature = "sql")]
 pub fn string_array<'a>(
     array: &'a ArrayRef,
     func: &str,
@@ -28,6 +34,7 @@ pub fn string_array<'a>(
 
 /// The first two arguments of a call as text arrays of the call's length
 /// (scalars broadcast), named for errors: `(quote, text)`, `(a, b)`, ...
+#[cfg(feature = "sql")]
 pub fn two_strings(
     args: &[datafusion::logical_expr::ColumnarValue],
     rows: usize,

@@ -17,11 +17,15 @@ use std::cell::RefCell;
 use std::rc::Rc;
 use std::sync::Arc;
 
+#[cfg(feature = "sql")]
 use datafusion::arrow::array::{
     Array, ArrayRef, BooleanBuilder, Float64Builder, Int64Builder, StringBuilder, StructArray,
 };
+#[cfg(feature = "sql")]
 use datafusion::arrow::datatypes::{DataType, Field, Fields};
+#[cfg(feature = "sql")]
 use datafusion::common::{plan_err, Result, ScalarValue};
+#[cfg(feature = "sql")]
 use datafusion::logical_expr::{
     ColumnarValue, ScalarFunctionArgs, ScalarUDFImpl, Signature, TypeSignature, Volatility,
 };
@@ -30,6 +34,7 @@ use crate::fold::{words, Folded};
 use crate::numbers_in::{decimal_convention, readings_in, Lang, Reading};
 use crate::quote_match::quote_match;
 use crate::same_value::canonical;
+#[cfg(feature = "sql")]
 use crate::util::{string_array, two_strings};
 
 /// The outcome of a verification.
@@ -305,6 +310,7 @@ pub fn verify_quote(quote: &str, text: &str, value: &str, kind: Option<&str>) ->
     }
 }
 
+#[cfg(feature = "sql")]
 fn fields() -> Fields {
     Fields::from(vec![
         Field::new("verified", DataType::Boolean, false),
@@ -315,113 +321,122 @@ fn fields() -> Fields {
     ])
 }
 
-/// The `verify_quote` SQL function: a struct of `verified`, `match`,
-/// `char_start`, `char_end` (0-based chars, end excluded) and `reason`.
-/// NULL quote, text or value gives NULL.
-#[derive(Debug, PartialEq, Eq, Hash)]
-pub struct VerifyQuote {
-    signature: Signature,
-}
+#[cfg(feature = "sql")]
+pub use adapter::VerifyQuote;
 
-impl Default for VerifyQuote {
-    fn default() -> Self {
-        Self {
-            signature: Signature::one_of(
-                vec![TypeSignature::Any(3), TypeSignature::Any(4)],
-                Volatility::Immutable,
-            ),
-        }
-    }
-}
+/// The DataFusion adapter (with the `sql` feature).
+#[cfg(feature = "sql")]
+mod adapter {
+    use super::*;
 
-impl ScalarUDFImpl for VerifyQuote {
-    fn name(&self) -> &str {
-        "verify_quote"
+    /// The `verify_quote` SQL function: a struct of `verified`, `match`,
+    /// `char_start`, `char_end` (0-based chars, end excluded) and `reason`.
+    /// NULL quote, text or value gives NULL.
+    #[derive(Debug, PartialEq, Eq, Hash)]
+    pub struct VerifyQuote {
+        signature: Signature,
     }
-    fn signature(&self) -> &Signature {
-        &self.signature
-    }
-    fn return_type(&self, _: &[DataType]) -> Result<DataType> {
-        Ok(DataType::Struct(fields()))
-    }
-    fn invoke_with_args(&self, args: ScalarFunctionArgs) -> Result<ColumnarValue> {
-        let kind = match args.args.get(3) {
-            None => None,
-            Some(ColumnarValue::Scalar(s)) => match s.cast_to(&DataType::Utf8)? {
-                ScalarValue::Utf8(k) => k,
-                _ => None,
-            },
-            Some(_) => return plan_err!("verify_quote: the type must be a constant"),
-        };
-        if let Some(k) = &kind {
-            let base = k
-                .split('(')
-                .next()
-                .unwrap_or_default()
-                .trim()
-                .to_ascii_lowercase();
-            if ![
-                "integer", "number", "boolean", "date", "string", "enum", "list",
-            ]
-            .contains(&base.as_str())
-            {
-                return plan_err!("verify_quote: unknown type '{k}'; use integer, number, boolean, date, string, enum or list");
+
+    impl Default for VerifyQuote {
+        fn default() -> Self {
+            Self {
+                signature: Signature::one_of(
+                    vec![TypeSignature::Any(3), TypeSignature::Any(4)],
+                    Volatility::Immutable,
+                ),
             }
         }
-        let (quote, text) = two_strings(
-            &args.args,
-            args.number_rows,
-            "verify_quote",
-            ["quote", "text"],
-        )?;
-        let value = args.args[2].to_array(args.number_rows)?;
-        let value = string_array(&value, "verify_quote", "value")?;
-        let n = quote.len();
-        let (mut ver, mut mat) = (
-            BooleanBuilder::with_capacity(n),
-            Float64Builder::with_capacity(n),
-        );
-        let (mut cs, mut ce) = (
-            Int64Builder::with_capacity(n),
-            Int64Builder::with_capacity(n),
-        );
-        let mut reason = StringBuilder::new();
-        let mut valid = Vec::with_capacity(n);
-        for i in 0..n {
-            let row = (!quote.is_null(i) && !text.is_null(i) && !value.is_null(i)).then(|| {
-                verify_quote(
-                    quote.value(i),
-                    text.value(i),
-                    value.value(i),
-                    kind.as_deref(),
-                )
-            });
-            let v = row.clone().unwrap_or(Verdict {
-                verified: false,
-                matched: 0.0,
-                char_start: None,
-                char_end: None,
-                reason: None,
-            });
-            ver.append_value(v.verified);
-            mat.append_value(v.matched);
-            cs.append_option(v.char_start.map(|x| x as i64));
-            ce.append_option(v.char_end.map(|x| x as i64));
-            reason.append_option(v.reason.as_deref());
-            valid.push(row.is_some());
+    }
+
+    impl ScalarUDFImpl for VerifyQuote {
+        fn name(&self) -> &str {
+            "verify_quote"
         }
-        let cols: Vec<ArrayRef> = vec![
-            Arc::new(ver.finish()),
-            Arc::new(mat.finish()),
-            Arc::new(cs.finish()),
-            Arc::new(ce.finish()),
-            Arc::new(reason.finish()),
-        ];
-        Ok(ColumnarValue::Array(Arc::new(StructArray::try_new(
-            fields(),
-            cols,
-            Some(valid.into()),
-        )?)))
+        fn signature(&self) -> &Signature {
+            &self.signature
+        }
+        fn return_type(&self, _: &[DataType]) -> Result<DataType> {
+            Ok(DataType::Struct(fields()))
+        }
+        fn invoke_with_args(&self, args: ScalarFunctionArgs) -> Result<ColumnarValue> {
+            let kind = match args.args.get(3) {
+                None => None,
+                Some(ColumnarValue::Scalar(s)) => match s.cast_to(&DataType::Utf8)? {
+                    ScalarValue::Utf8(k) => k,
+                    _ => None,
+                },
+                Some(_) => return plan_err!("verify_quote: the type must be a constant"),
+            };
+            if let Some(k) = &kind {
+                let base = k
+                    .split('(')
+                    .next()
+                    .unwrap_or_default()
+                    .trim()
+                    .to_ascii_lowercase();
+                if ![
+                    "integer", "number", "boolean", "date", "string", "enum", "list",
+                ]
+                .contains(&base.as_str())
+                {
+                    return plan_err!("verify_quote: unknown type '{k}'; use integer, number, boolean, date, string, enum or list");
+                }
+            }
+            let (quote, text) = two_strings(
+                &args.args,
+                args.number_rows,
+                "verify_quote",
+                ["quote", "text"],
+            )?;
+            let value = args.args[2].to_array(args.number_rows)?;
+            let value = string_array(&value, "verify_quote", "value")?;
+            let n = quote.len();
+            let (mut ver, mut mat) = (
+                BooleanBuilder::with_capacity(n),
+                Float64Builder::with_capacity(n),
+            );
+            let (mut cs, mut ce) = (
+                Int64Builder::with_capacity(n),
+                Int64Builder::with_capacity(n),
+            );
+            let mut reason = StringBuilder::new();
+            let mut valid = Vec::with_capacity(n);
+            for i in 0..n {
+                let row = (!quote.is_null(i) && !text.is_null(i) && !value.is_null(i)).then(|| {
+                    verify_quote(
+                        quote.value(i),
+                        text.value(i),
+                        value.value(i),
+                        kind.as_deref(),
+                    )
+                });
+                let v = row.clone().unwrap_or(Verdict {
+                    verified: false,
+                    matched: 0.0,
+                    char_start: None,
+                    char_end: None,
+                    reason: None,
+                });
+                ver.append_value(v.verified);
+                mat.append_value(v.matched);
+                cs.append_option(v.char_start.map(|x| x as i64));
+                ce.append_option(v.char_end.map(|x| x as i64));
+                reason.append_option(v.reason.as_deref());
+                valid.push(row.is_some());
+            }
+            let cols: Vec<ArrayRef> = vec![
+                Arc::new(ver.finish()),
+                Arc::new(mat.finish()),
+                Arc::new(cs.finish()),
+                Arc::new(ce.finish()),
+                Arc::new(reason.finish()),
+            ];
+            Ok(ColumnarValue::Array(Arc::new(StructArray::try_new(
+                fields(),
+                cols,
+                Some(valid.into()),
+            )?)))
+        }
     }
 }
 

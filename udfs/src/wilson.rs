@@ -7,10 +7,15 @@
 
 use std::sync::Arc;
 
+#[cfg(feature = "sql")]
 use datafusion::arrow::array::{Array, ArrayRef, Float64Array, Float64Builder};
+#[cfg(feature = "sql")]
 use datafusion::arrow::compute::cast;
+#[cfg(feature = "sql")]
 use datafusion::arrow::datatypes::DataType;
+#[cfg(feature = "sql")]
 use datafusion::common::{exec_err, Result};
+#[cfg(feature = "sql")]
 use datafusion::logical_expr::{
     ColumnarValue, ScalarFunctionArgs, ScalarUDFImpl, Signature, Volatility,
 };
@@ -150,88 +155,97 @@ pub fn wilson(x: f64, n: f64, confidence: f64) -> Option<(f64, f64)> {
     Some((lo, hi))
 }
 
-/// `wilson_lower` or `wilson_upper`.
-#[derive(Debug, PartialEq, Eq, Hash)]
-pub struct WilsonBound {
-    upper: bool,
-    signature: Signature,
-}
+#[cfg(feature = "sql")]
+pub use adapter::WilsonBound;
 
-impl WilsonBound {
-    /// The lower bound's function.
-    pub fn lower() -> Self {
-        Self {
-            upper: false,
-            signature: Signature::variadic_any(Volatility::Immutable),
-        }
-    }
-    /// The upper bound's function.
-    pub fn upper() -> Self {
-        Self {
-            upper: true,
-            signature: Signature::variadic_any(Volatility::Immutable),
-        }
-    }
-}
+/// The DataFusion adapter (with the `sql` feature).
+#[cfg(feature = "sql")]
+mod adapter {
+    use super::*;
 
-fn floats(a: &ArrayRef, func: &str, arg: &str) -> Result<Float64Array> {
-    match cast(a, &DataType::Float64) {
-        Ok(c) => Ok(c
-            .as_any()
-            .downcast_ref::<Float64Array>()
-            .expect("cast to Float64")
-            .clone()),
-        Err(_) => exec_err!("{func}: {arg} must be a number, got {}", a.data_type()),
+    /// `wilson_lower` or `wilson_upper`.
+    #[derive(Debug, PartialEq, Eq, Hash)]
+    pub struct WilsonBound {
+        upper: bool,
+        signature: Signature,
     }
-}
 
-impl ScalarUDFImpl for WilsonBound {
-    fn name(&self) -> &str {
-        if self.upper {
-            "wilson_upper"
-        } else {
-            "wilson_lower"
-        }
-    }
-    fn signature(&self) -> &Signature {
-        &self.signature
-    }
-    fn return_type(&self, _: &[DataType]) -> Result<DataType> {
-        Ok(DataType::Float64)
-    }
-    fn invoke_with_args(&self, args: ScalarFunctionArgs) -> Result<ColumnarValue> {
-        let name = self.name();
-        if !(2..=3).contains(&args.args.len()) {
-            return exec_err!(
-                "{name}(x, n [, confidence]): takes 2 or 3 arguments, got {}",
-                args.args.len()
-            );
-        }
-        let rows = args.number_rows;
-        let x = floats(&args.args[0].to_array(rows)?, name, "x")?;
-        let n = floats(&args.args[1].to_array(rows)?, name, "n")?;
-        let conf = match args.args.get(2) {
-            Some(c) => Some(floats(&c.to_array(rows)?, name, "confidence")?),
-            None => None,
-        };
-        let mut out = Float64Builder::with_capacity(rows);
-        for i in 0..rows {
-            if x.is_null(i) || n.is_null(i) || conf.as_ref().is_some_and(|c| c.is_null(i)) {
-                out.append_null();
-                continue;
+    impl WilsonBound {
+        /// The lower bound's function.
+        pub fn lower() -> Self {
+            Self {
+                upper: false,
+                signature: Signature::variadic_any(Volatility::Immutable),
             }
-            let c = conf.as_ref().map_or(0.95, |c| c.value(i));
-            if !(c > 0.0 && c < 1.0) {
+        }
+        /// The upper bound's function.
+        pub fn upper() -> Self {
+            Self {
+                upper: true,
+                signature: Signature::variadic_any(Volatility::Immutable),
+            }
+        }
+    }
+
+    fn floats(a: &ArrayRef, func: &str, arg: &str) -> Result<Float64Array> {
+        match cast(a, &DataType::Float64) {
+            Ok(c) => Ok(c
+                .as_any()
+                .downcast_ref::<Float64Array>()
+                .expect("cast to Float64")
+                .clone()),
+            Err(_) => exec_err!("{func}: {arg} must be a number, got {}", a.data_type()),
+        }
+    }
+
+    impl ScalarUDFImpl for WilsonBound {
+        fn name(&self) -> &str {
+            if self.upper {
+                "wilson_upper"
+            } else {
+                "wilson_lower"
+            }
+        }
+        fn signature(&self) -> &Signature {
+            &self.signature
+        }
+        fn return_type(&self, _: &[DataType]) -> Result<DataType> {
+            Ok(DataType::Float64)
+        }
+        fn invoke_with_args(&self, args: ScalarFunctionArgs) -> Result<ColumnarValue> {
+            let name = self.name();
+            if !(2..=3).contains(&args.args.len()) {
                 return exec_err!(
-                    "{name}: confidence must be between 0 and 1 (0.95 for 95%), got {c}"
+                    "{name}(x, n [, confidence]): takes 2 or 3 arguments, got {}",
+                    args.args.len()
                 );
             }
-            let bound =
-                wilson(x.value(i), n.value(i), c).map(|(lo, hi)| if self.upper { hi } else { lo });
-            out.append_option(bound);
+            let rows = args.number_rows;
+            let x = floats(&args.args[0].to_array(rows)?, name, "x")?;
+            let n = floats(&args.args[1].to_array(rows)?, name, "n")?;
+            let conf = match args.args.get(2) {
+                Some(c) => Some(floats(&c.to_array(rows)?, name, "confidence")?),
+                None => None,
+            };
+            let mut out = Float64Builder::with_capacity(rows);
+            for i in 0..rows {
+                if x.is_null(i) || n.is_null(i) || conf.as_ref().is_some_and(|c| c.is_null(i)) {
+                    out.append_null();
+                    continue;
+                }
+                let c = conf.as_ref().map_or(0.95, |c| c.value(i));
+                if !(c > 0.0 && c < 1.0) {
+                    return exec_err!(
+                        "{name}: confidence must be between 0 and 1 (0.95 for 95%), got {c}"
+                    );
+                }
+                let bound = wilson(x.value(i), n.value(i), c)
+                    .map(|(lo, hi)| if self.upper { hi } else { lo });
+                out.append_option(bound);
+            }
+            let arr: ArrayRef = Arc::new(out.finish());
+            Ok(ColumnarValue::Array(arr))
         }
-        let arr: ArrayRef = Arc::new(out.finish());
-        Ok(ColumnarValue::Array(arr))
     }
 }
 

@@ -281,7 +281,11 @@ fn parse_cmap(s: &lopdf::Stream) -> Option<ToUnicodeCMap> {
     let mut d = Dictionary::new();
     d.set("Type", Object::Name(b"Font".to_vec()));
     let mut s2 = s.clone();
-    let _ = s2.decompress();
+    if let Err(e) = s2.decompress_with_limit(super::interp::MAX_INFLATED) {
+        if super::interp::is_over_limit(&e) {
+            return None;
+        }
+    }
     d.set("ToUnicode", Object::Stream(s2));
     let doc = Document::new();
     match d.get_font_encoding(&doc).ok()? {

@@ -200,6 +200,32 @@ pub fn page_box(doc: &Document, page: ObjectId) -> (f32, f32, f32, f32) {
     (0.0, 0.0, 612.0, 792.0)
 }
 
+/// The most a page's content (or one form or font stream) may inflate to:
+/// real pages stay far below it (a dense vector map is a few MiB), a
+/// decompression bomb (a small stream that inflates to gigabytes) is
+/// refused here instead of exhausting memory.
+pub const MAX_INFLATED: usize = 128 << 20;
+
+/// Whether lopdf refused a stream for inflating past the limit.
+pub fn is_over_limit(e: &lopdf::Error) -> bool {
+    matches!(
+        e,
+        lopdf::Error::Decompress(lopdf::DecompressError::MemoryLimitExceeded { .. })
+    )
+}
+
+/// The page problem for content that could not be inflated.
+fn inflate_problem(what: &str, e: &lopdf::Error) -> String {
+    if is_over_limit(e) {
+        format!(
+            "{what} inflates past {} MiB, so it was left out (a decompression bomb, or a damaged stream): if the page matters, re-save the PDF with a viewer",
+            MAX_INFLATED >> 20
+        )
+    } else {
+        format!("{what} could not be read ({e})")
+    }
+}
+
 /// Runs one page.
 pub fn run_page(doc: &Document, page: ObjectId, fonts: &FontCache) -> PageContent {
     let (x0, y0, x1, y1) = page_box(doc, page);
@@ -221,8 +247,10 @@ pub fn run_page(doc: &Document, page: ObjectId, fonts: &FontCache) -> PageConten
             resources.push(d);
         }
     }
-    let content = doc.get_page_content(page);
-    it.run(&content, &resources, base, 0);
+    match doc.get_page_content_with_limit(page, MAX_INFLATED) {
+        Ok(content) => it.run(&content, &resources, base, 0),
+        Err(e) => it.out.problem = Some(inflate_problem("the page's content", &e)),
+    }
     orient(&mut it.out);
     it.out
 }
@@ -428,9 +456,16 @@ impl<'a> Interp<'a> {
                                 inner.push(r);
                             }
                             inner.extend_from_slice(res);
-                            let data = stream
-                                .decompressed_content()
-                                .unwrap_or_else(|_| stream.content.clone());
+                            let data = match stream.decompressed_content_with_limit(MAX_INFLATED) {
+                                Ok(d) => d,
+                                Err(e) if is_over_limit(&e) => {
+                                    self.out.problem.get_or_insert_with(|| {
+                                        inflate_problem("a form on the page", &e)
+                                    });
+                                    continue;
+                                }
+                                Err(_) => stream.content.clone(),
+                            };
                             self.run(&data, &inner, m.mul(&gs.ctm), depth + 1);
                         }
                         _ => {}
