@@ -414,6 +414,29 @@ impl Source {
                         }
                     }
                 }
+                // The object store's listing passes over a link whose
+                // target is gone; a local folder lists it here, so that it
+                // is a failed row that says so rather than a file lost.
+                if let Some(dir) = uri_base.strip_prefix("file://") {
+                    for rel in broken_links(std::path::Path::new(dir), deep) {
+                        if glob.as_ref().is_some_and(|g| !g.is_match(&rel)) {
+                            continue;
+                        }
+                        let name = rel.rsplit('/').next().unwrap_or(&rel).to_string();
+                        out.push(Entry {
+                            source: format!("{display_base}{rel}"),
+                            location: obj_path(&rel),
+                            uri: format!("{uri_base}{rel}"),
+                            folder: folder_of(&rel),
+                            ext: ext_of(&name),
+                            file_name: name,
+                            bytes: 0,
+                            modified_ms: None,
+                            etag: None,
+                            not_scanned: false,
+                        });
+                    }
+                }
                 out.retain(|e| !is_hidden(&e.location));
                 out.sort_by(|a, b| (a.not_scanned, &a.source).cmp(&(b.not_scanned, &b.source)));
                 Ok(out)
@@ -448,7 +471,7 @@ impl Source {
             .await
             .map_err(|e| QuarryError::Read {
                 path: entry.source.clone(),
-                message: e.to_string(),
+                message: broken_link_message(entry).unwrap_or_else(|| e.to_string()),
             })?;
         let bytes = got.bytes().await.map_err(|e| QuarryError::Read {
             path: entry.source.clone(),
@@ -529,6 +552,53 @@ fn folder_of(rel: &str) -> String {
         Some((dir, _)) => dir.to_string(),
         None => ".".into(),
     }
+}
+
+/// The paths (relative to `dir`, with `/`) of the symbolic links under
+/// `dir` whose target does not exist: in `dir` itself, or in every folder
+/// below it when `deep` (not through linked folders, which the listing
+/// follows itself, nor hidden ones).
+fn broken_links(dir: &std::path::Path, deep: bool) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut todo = vec![(dir.to_path_buf(), String::new())];
+    while let Some((path, rel)) = todo.pop() {
+        let Ok(items) = std::fs::read_dir(&path) else {
+            continue;
+        };
+        for item in items.flatten() {
+            let name = item.file_name().to_string_lossy().into_owned();
+            if name.starts_with('.') {
+                continue;
+            }
+            let Ok(kind) = item.file_type() else {
+                continue;
+            };
+            let rel = format!("{rel}{name}");
+            if kind.is_symlink() && std::fs::metadata(item.path()).is_err() {
+                out.push(rel);
+            } else if deep && kind.is_dir() {
+                todo.push((item.path(), format!("{rel}/")));
+            }
+        }
+    }
+    out
+}
+
+/// What to say of a local entry that is a symbolic link to nothing.
+fn broken_link_message(entry: &Entry) -> Option<String> {
+    let path = std::path::Path::new(entry.uri.strip_prefix("file://")?);
+    let is_link = std::fs::symlink_metadata(path)
+        .ok()?
+        .file_type()
+        .is_symlink();
+    if !is_link || std::fs::metadata(path).is_ok() {
+        return None;
+    }
+    let target = std::fs::read_link(path).ok()?;
+    Some(format!(
+        "it is a symbolic link to '{}', which does not exist: fix the link or remove it",
+        target.display()
+    ))
 }
 
 fn entry_from_meta(

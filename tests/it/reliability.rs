@@ -727,3 +727,61 @@ fn a_decompression_bomb_costs_a_page_and_stays_in_memory() {
     );
     eprintln!("bomb: peak {} MiB", peak >> 10);
 }
+
+/// Links in a local corpus folder, as the README documents them: a link to
+/// a file (inside or out of the folder) is read as that file, a linked
+/// folder is read as a folder (with `recursive=true`), a link to nothing is
+/// one failed row that says so (the object store's listing passes over
+/// it), and a source path with `..` is the folder it resolves to.
+#[cfg(unix)]
+#[test]
+fn links_in_a_corpus_folder_are_followed_and_a_broken_one_is_a_failed_row() {
+    use std::os::unix::fs::symlink;
+    let dir = tempfile::tempdir().unwrap();
+    let (corpus, outside) = (dir.path().join("corpus"), dir.path().join("outside"));
+    std::fs::create_dir_all(corpus.join("sub")).unwrap();
+    std::fs::create_dir_all(outside.join("folder")).unwrap();
+    std::fs::write(corpus.join("a.txt"), "A file in the folder.\n").unwrap();
+    std::fs::write(outside.join("o.txt"), "A file out of the folder.\n").unwrap();
+    std::fs::write(outside.join("folder/f.txt"), "A file in a linked folder.\n").unwrap();
+    symlink(outside.join("o.txt"), corpus.join("out.txt")).unwrap();
+    symlink(outside.join("folder"), corpus.join("linked")).unwrap();
+    symlink(dir.path().join("gone.txt"), corpus.join("gone.txt")).unwrap();
+    symlink(dir.path().join("gone.pdf"), corpus.join("sub/deep.pdf")).unwrap();
+    let src = corpus.join("sub/..");
+    let q = format!(
+        "SELECT file_name, status, coalesce(strpos(error, 'does not exist: fix the link or remove it') > 0, false) AS says, \
+         coalesce(strpos(text, 'file') > 0, false) AS has_text FROM documents('{}', 'recursive=true') ORDER BY file_name",
+        src.display()
+    );
+    let out = crate::common::sql_command("http://127.0.0.1:9", &dir.path().join("store"), &[q])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let rows: Vec<Vec<&str>> = stdout
+        .lines()
+        .filter(|l| l.starts_with("| ") && !l.contains("file_name"))
+        .map(|l| {
+            l.split('|')
+                .map(str::trim)
+                .filter(|c| !c.is_empty())
+                .collect()
+        })
+        .collect();
+    assert_eq!(
+        rows,
+        vec![
+            vec!["a.txt", "ok", "false", "true"],
+            vec!["deep.pdf", "failed", "true", "false"],
+            vec!["f.txt", "ok", "false", "true"],
+            vec!["gone.txt", "failed", "true", "false"],
+            vec!["out.txt", "ok", "false", "true"],
+        ],
+        "{stdout}"
+    );
+}
