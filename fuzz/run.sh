@@ -13,7 +13,6 @@ TARGETS=("$@")
 [ -d corpus ] || ./seed.sh >/dev/null
 LIMIT="-max_total_time=${FUZZ_SECONDS:-20}"
 [ -n "${FUZZ_RUNS:-}" ] && LIMIT="-runs=$FUZZ_RUNS"
-cargo +nightly fuzz build -s none --target-dir "$TARGET_DIR" "${TARGETS[@]:0:1}" >/dev/null 2>&1 || true
 for t in "${TARGETS[@]}"; do
   log="$(mktemp)"
   if ! cargo +nightly fuzz run -s none --target-dir "$TARGET_DIR" "$t" "corpus/$t" -- \

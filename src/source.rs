@@ -293,18 +293,13 @@ impl Source {
                     .and_then(|mut s| s.next_back().map(str::to_string))
                     .filter(|s| !s.is_empty())
                     .unwrap_or_else(|| "index.html".into());
-                Ok(vec![Entry {
-                    source: url.to_string(),
-                    uri: url.to_string(),
-                    location: ObjPath::from(name.as_str()),
-                    folder: ".".into(),
-                    ext: ext_of(&name),
-                    file_name: name,
-                    bytes: 0,
-                    modified_ms: None,
-                    etag: None,
-                    not_scanned: false,
-                }])
+                Ok(vec![Entry::unlisted(
+                    url.to_string(),
+                    url.to_string(),
+                    ObjPath::from(name.as_str()),
+                    ".".into(),
+                    name,
+                )])
             }
             SourceKind::Single {
                 store,
@@ -423,18 +418,13 @@ impl Source {
                             continue;
                         }
                         let name = rel.rsplit('/').next().unwrap_or(&rel).to_string();
-                        out.push(Entry {
-                            source: format!("{display_base}{rel}"),
-                            location: obj_path(&rel),
-                            uri: format!("{uri_base}{rel}"),
-                            folder: folder_of(&rel),
-                            ext: ext_of(&name),
-                            file_name: name,
-                            bytes: 0,
-                            modified_ms: None,
-                            etag: None,
-                            not_scanned: false,
-                        });
+                        out.push(Entry::unlisted(
+                            format!("{display_base}{rel}"),
+                            format!("{uri_base}{rel}"),
+                            obj_path(&rel),
+                            folder_of(&rel),
+                            name,
+                        ));
                     }
                 }
                 out.retain(|e| !is_hidden(&e.location));

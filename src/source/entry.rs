@@ -49,13 +49,34 @@ impl Entry {
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default();
         Entry {
-            source: path.display().to_string(),
-            location: ObjPath::from(name.as_str()),
-            uri: format!("file://{}", path.display()),
-            folder: ".".into(),
-            ext: ext_of(&name),
-            file_name: name,
             bytes,
+            ..Entry::unlisted(
+                path.display().to_string(),
+                format!("file://{}", path.display()),
+                ObjPath::from(name.as_str()),
+                ".".into(),
+                name,
+            )
+        }
+    }
+
+    /// An entry no store listing gave (one web page, a link to nothing):
+    /// no size, no version, read when its turn comes.
+    pub fn unlisted(
+        source: String,
+        uri: String,
+        location: ObjPath,
+        folder: String,
+        file_name: String,
+    ) -> Self {
+        Entry {
+            source,
+            location,
+            uri,
+            folder,
+            ext: ext_of(&file_name),
+            file_name,
+            bytes: 0,
             modified_ms: None,
             etag: None,
             not_scanned: false,
