@@ -5,6 +5,7 @@
 # needs over 1 GiB (libFuzzer writes it under fuzz/artifacts/<target>/).
 #   FUZZ_SECONDS=20 fuzz/run.sh          # the smoke run CI makes
 #   FUZZ_RUNS=1000000 fuzz/run.sh pdf    # a run of 10^6 executions
+#   FUZZ_ARGS="-max_len=65536" fuzz/run.sh pdf   # more libFuzzer flags
 set -euo pipefail
 cd "$(dirname "$0")"
 TARGET_DIR="${QUARRY_FUZZ_TARGET:-/var/cache/quarry-fuzz-target}"
@@ -17,7 +18,7 @@ for t in "${TARGETS[@]}"; do
   log="$(mktemp)"
   if ! cargo +nightly fuzz run -s none --target-dir "$TARGET_DIR" "$t" "corpus/$t" -- \
       "$LIMIT" -timeout=2 -rss_limit_mb=1024 -malloc_limit_mb=1024 -print_final_stats=1 \
-      -close_fd_mask=3 >"$log" 2>&1; then
+      -close_fd_mask=3 ${FUZZ_ARGS:-} >"$log" 2>&1; then
     tail -40 "$log"
     echo "fuzz $t: FAILED (the input is under fuzz/artifacts/$t/)" >&2
     exit 1

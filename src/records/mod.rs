@@ -842,12 +842,14 @@ fn to_record(raw: &Raw, format: Format, database: &Arc<str>, fields: Fields) -> 
             r.file_path = pick(&["file"]).and_then(|f| bibtex_file(&f));
         }
         Format::Csv => {
+            // Each column's key made once (a row is looked up by some fifty
+            // names; a header can be long).
+            let keys: Vec<String> = raw.tags.iter().map(|t| header_key(&t.tag)).collect();
             let col = |names: &[&str]| -> Option<String> {
                 names.iter().find_map(|n| {
-                    raw.tags
-                        .iter()
-                        .find(|t| header_key(&t.tag) == *n)
-                        .map(|t| t.joined().into_owned())
+                    keys.iter()
+                        .position(|k| k == n)
+                        .map(|i| raw.tags[i].joined().into_owned())
                 })
             };
             let mut known: Vec<&str> = Vec::new();
@@ -903,8 +905,9 @@ fn to_record(raw: &Raw, format: Format, database: &Arc<str>, fields: Fields) -> 
             r.extra = raw
                 .tags
                 .iter()
-                .filter(|t| !known.contains(&header_key(&t.tag).as_str()))
-                .map(|t| (t.tag.to_string(), owned(&t.lines)))
+                .zip(&keys)
+                .filter(|(_, k)| !known.contains(&k.as_str()))
+                .map(|(t, _)| (t.tag.to_string(), owned(&t.lines)))
                 .collect();
             return r;
         }

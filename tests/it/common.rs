@@ -153,13 +153,28 @@ pub fn stdout_of(out: std::process::Output) -> String {
 /// configuration is written beside the store), none of the environment's
 /// model settings, its output captured.
 pub fn sql_command(url: &str, store: &Path, queries: &[String]) -> std::process::Command {
-    let cfg = store.with_extension("toml");
-    std::fs::write(&cfg, format!("[model]\nname = \"gpt-4o-mini\"\n[endpoints.default]\nbase_url = \"{url}\"\nmax_in_flight = 4\nmax_attempts = 2\nbackoff_initial_ms = 5\n")).unwrap();
+    sql_command_at(
+        url,
+        &store.display().to_string(),
+        &store.with_extension("toml"),
+        queries,
+    )
+}
+
+/// [`sql_command`] with the store at `store` (a folder or an `s3://`
+/// prefix) and the configuration written to `cfg`.
+pub fn sql_command_at(
+    url: &str,
+    store: &str,
+    cfg: &Path,
+    queries: &[String],
+) -> std::process::Command {
+    std::fs::write(cfg, format!("[model]\nname = \"gpt-4o-mini\"\n[endpoints.default]\nbase_url = \"{url}\"\nmax_in_flight = 4\nmax_attempts = 2\nbackoff_initial_ms = 5\n")).unwrap();
     let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_quarry"));
     cmd.args([
         "sql",
         "--store",
-        &store.display().to_string(),
+        store,
         "--config",
         &cfg.display().to_string(),
     ]);

@@ -399,14 +399,14 @@ async fn under_thirty_percent_faults_nothing_is_lost_or_paid_twice() {
          [[fields]]\nname = \"n\"\ndescription = \"Participants\"\ntype = \"integer\"\n",
     )
     .unwrap();
-    let session = |store: &str, retry_failed: bool| {
+    let session_with = |store: &str, retry_failed: bool, limits: &str| {
         let cfg = d.join("quarry.toml");
         std::fs::write(
             &cfg,
             format!(
                 "[models.soak]\ncontext_window = 8192\nmax_output = 512\nusd_per_1m_in = 1.0\nusd_per_1m_out = 2.0\n\
                  [model]\nname = \"soak\"\n[endpoints.default]\nbase_url = \"{}\"\nmax_in_flight = 32\n\
-                 max_attempts = 2\nbackoff_initial_ms = 5\ntimeout_seconds = 1\n",
+                 max_attempts = 2\nbackoff_initial_ms = 5\ntimeout_seconds = 1\n[limits]\n{limits}",
                 srv.base_url()
             ),
         )
@@ -419,6 +419,7 @@ async fn under_thirty_percent_faults_nothing_is_lost_or_paid_twice() {
         })
         .unwrap()
     };
+    let session = |store: &str, retry_failed: bool| session_with(store, retry_failed, "");
     let q = format!(
         "SELECT count(*) FROM extract('{}', '{}')",
         corpus.display(),
@@ -467,6 +468,77 @@ async fn under_thirty_percent_faults_nothing_is_lost_or_paid_twice() {
     .await;
     eprintln!("soak: {docs} documents, {faults} faults, {whole} whole replies, {left} documents left failed");
 
+    // Run ceilings under the same faults. A plan one call over the call
+    // ceiling, or past a dollar ceiling of a millionth, is refused before
+    // anything is sent; the run's own worst case taken from that refusal,
+    // the ceilings set exactly at the plan are never passed, however many
+    // attempts the faults cost (a request's retries are the one request).
+    let mut refusals = Vec::new();
+    for limits in [
+        format!("max_total_calls = {}\n", docs - 1),
+        "max_total_usd = 0.000001\n".to_string(),
+    ] {
+        let s = session_with("capped", false, &limits);
+        let before = srv.count();
+        let e = match crate::common::sql(&s, &q).await {
+            Ok(_) => panic!("{limits}: a plan past the ceiling ran"),
+            Err(e) => e.to_string(),
+        };
+        assert_eq!(srv.count(), before, "{limits}: refused, yet sent: {e}");
+        refusals.push(e);
+    }
+    assert!(refusals[0].contains("call_cap"), "{}", refusals[0]);
+    let e = &refusals[1];
+    let worst: f64 = regex::Regex::new(r"output cap\) is \$([0-9.]+)")
+        .unwrap()
+        .captures(e)
+        .unwrap_or_else(|| panic!("the refusal names the plan's worst case: {e}"))[1]
+        .parse()
+        .unwrap();
+    // The refusal rounds to a hundredth of a cent: the ceiling is that
+    // much above the plan's worst case (far less than one request's).
+    let worst = worst + 0.0001;
+    let capped = session_with(
+        "capped",
+        false,
+        &format!("max_total_calls = {docs}\nmax_total_usd = {worst}\n"),
+    );
+    let (_, okc0) = srv.faults();
+    let sent0 = srv.count();
+    assert_eq!(crate::common::number(&capped, &q).await, docs as i64);
+    let requests = crate::common::number(
+        &capped,
+        "SELECT count(DISTINCT call_id) FROM calls WHERE attempt >= 1",
+    )
+    .await;
+    let nano = crate::common::number(
+        &capped,
+        "SELECT CAST(coalesce(sum(usd), 0) * 1e9 AS BIGINT) FROM calls",
+    )
+    .await;
+    let spent = nano as f64 / 1e9;
+    let capped_out = crate::common::number(
+        &capped,
+        "SELECT count(*) FROM calls WHERE error LIKE '%max_total_%'",
+    )
+    .await;
+    eprintln!(
+        "soak ceilings: {requests} requests of max_total_calls = {docs}, {} attempts, ${spent:.6} of max_total_usd = {worst}, {capped_out} refused by a ceiling",
+        srv.count() - sent0
+    );
+    assert!(
+        requests <= docs as i64,
+        "{requests} requests past max_total_calls = {docs}"
+    );
+    assert!(
+        spent <= worst,
+        "${spent} spent past max_total_usd = {worst}"
+    );
+    assert!(srv.faults().1 > okc0, "the capped run was answered");
+    assert_eq!(capped_out, 0, "retries took no other document's share");
+    drop(capped);
+    let (_, ok1) = srv.faults();
+
     // Healthy again: the failures sent again, and the tables are the
     // fault-free run's.
     srv.inject_faults(0, 0, std::time::Duration::ZERO);
@@ -493,6 +565,13 @@ async fn under_thirty_percent_faults_nothing_is_lost_or_paid_twice() {
     }
 }
 
+/// Where a kill loop keeps its corpus and its stores: a local folder, or
+/// a bucket of the S3 test server (the corpus uploaded there too).
+enum Place {
+    Local,
+    S3(&'static str),
+}
+
 /// The kill loop, at CI's size: a screen-then-extract run over 200
 /// documents killed with SIGKILL 5 times at seeded moments (after a drawn
 /// number of answers) and started again each time. After the last start
@@ -502,11 +581,36 @@ async fn under_thirty_percent_faults_nothing_is_lost_or_paid_twice() {
 /// holds is read by DuckDB. `QUARRY_KILLS` sets the number of kills.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn killed_five_times_the_run_ends_with_an_uninterrupted_runs_tables() {
-    let kills = env_or("QUARRY_KILLS", 5);
+    kill_loop(env_or("QUARRY_KILLS", 5), Place::Local).await;
+}
+
+/// The kill loop with the corpus and the store on the S3 test server.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn killed_five_times_on_s3_the_run_ends_with_an_uninterrupted_runs_tables() {
+    kill_loop(env_or("QUARRY_KILLS", 5), Place::S3("killloop")).await;
+}
+
+async fn kill_loop(kills: usize, place: Place) {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     let docs = 200;
-    let corpus = trials(d, docs);
+    let local = trials(d, docs);
+    let (corpus, store_a, store_b) = match &place {
+        Place::Local => (
+            local.display().to_string(),
+            d.join("a").display().to_string(),
+            d.join("b").display().to_string(),
+        ),
+        Place::S3(bucket) => {
+            let s3 = crate::s3::bucket(bucket).await;
+            crate::s3::upload(&s3, &local, "trials").await;
+            (
+                format!("s3://{bucket}/trials/"),
+                format!("s3://{bucket}/a/"),
+                format!("s3://{bucket}/b/"),
+            )
+        }
+    };
     let proto = d.join("protocol.toml");
     std::fs::write(
         &proto,
@@ -515,7 +619,7 @@ async fn killed_five_times_the_run_ends_with_an_uninterrupted_runs_tables() {
          [[fields]]\nname = \"n\"\ndescription = \"Participants\"\ntype = \"integer\"\n",
     )
     .unwrap();
-    let (c, p) = (corpus.display(), proto.display());
+    let (c, p) = (&corpus, proto.display());
     let f = "regexp_replace(source, '^.*/', '') AS f";
     let queries = [
         format!("SELECT {f}, decision, status FROM screen('{c}', '{p}') ORDER BY f"),
@@ -529,25 +633,24 @@ async fn killed_five_times_the_run_ends_with_an_uninterrupted_runs_tables() {
         port.replace_all(&crate::common::stdout_of(out), "127.0.0.1:PORT")
             .to_string()
     };
+    let command = |url: &str, store: &str, cfg: &str| {
+        crate::common::sql_command_at(url, store, &d.join(cfg), &queries)
+    };
     let a = TestServer::start(vec![], std::time::Duration::from_millis(5))
         .await
         .unwrap();
-    let want = norm(
-        crate::common::sql_command(&a.base_url(), &d.join("a"), &queries)
-            .output()
-            .unwrap(),
-    );
+    let want = norm(command(&a.base_url(), &store_a, "a.toml").output().unwrap());
     let total = a.count();
     assert_eq!(
         total,
         2 * docs,
         "one screening and one extraction request a document"
     );
+    assert!(want.contains("doc0199.txt"), "{want}");
 
     let b = TestServer::start(vec![], std::time::Duration::from_millis(5))
         .await
         .unwrap();
-    let store = d.join("b");
     // The moments: a drawn number of answers, in order (xorshift, seed 42).
     let mut x: u64 = 42;
     let mut at: Vec<usize> = (0..kills)
@@ -561,12 +664,10 @@ async fn killed_five_times_the_run_ends_with_an_uninterrupted_runs_tables() {
     at.sort_unstable();
     let mut killed = 0;
     for &n in &at {
-        let mut child = crate::common::sql_command(&b.base_url(), &store, &queries)
-            .spawn()
-            .unwrap();
+        let mut child = command(&b.base_url(), &store_b, "b.toml").spawn().unwrap();
         let t0 = std::time::Instant::now();
         while b.answered().len() < n && child.try_wait().unwrap().is_none() {
-            assert!(t0.elapsed() < std::time::Duration::from_secs(120));
+            assert!(t0.elapsed() < std::time::Duration::from_secs(300));
             tokio::time::sleep(std::time::Duration::from_millis(2)).await;
         }
         if child.try_wait().unwrap().is_none() {
@@ -579,9 +680,7 @@ async fn killed_five_times_the_run_ends_with_an_uninterrupted_runs_tables() {
         killed >= kills.saturating_sub(1),
         "killed {killed} of {kills}"
     );
-    let out = crate::common::sql_command(&b.base_url(), &store, &queries)
-        .output()
-        .unwrap();
+    let out = command(&b.base_url(), &store_b, "b.toml").output().unwrap();
     assert!(
         norm(out) == want,
         "after {killed} kills the tables differ from an uninterrupted run's"
@@ -589,17 +688,24 @@ async fn killed_five_times_the_run_ends_with_an_uninterrupted_runs_tables() {
     let answers = crate::common::answered(&b);
     let mut seen = std::collections::HashSet::new();
     let again = answers.iter().filter(|a| !seen.insert(a.as_str())).count();
-    eprintln!("kill loop: {docs} documents, {killed} kills, {} answers ({total} uninterrupted), {again} answered twice", answers.len());
+    eprintln!("kill loop ({store_b}): {docs} documents, {killed} kills, {} answers ({total} uninterrupted), {again} answered twice", answers.len());
     assert!(
         again <= killed * 4,
         "{again} requests answered twice in {killed} kills"
     );
 
-    // Every Parquet file of the store, read by DuckDB.
-    let files: Vec<std::path::PathBuf> = walk_files(&store)
-        .into_iter()
-        .filter(|p| p.extension().is_some_and(|e| e == "parquet"))
-        .collect();
+    // Every Parquet file of the store, read by DuckDB (an S3 store's
+    // files fetched first).
+    let files: Vec<std::path::PathBuf> = match &place {
+        Place::Local => walk_files(Path::new(&store_b)),
+        Place::S3(bucket) => {
+            let s3 = crate::s3::bucket(bucket).await;
+            crate::s3::download(&s3, "b", &d.join("fetched")).await
+        }
+    }
+    .into_iter()
+    .filter(|p| p.extension().is_some_and(|e| e == "parquet"))
+    .collect();
     assert!(files.len() > 10, "{} parquet files", files.len());
     let refs: Vec<&Path> = files.iter().map(|p| p.as_path()).collect();
     let words = crate::common::python_words(
@@ -610,6 +716,167 @@ async fn killed_five_times_the_run_ends_with_an_uninterrupted_runs_tables() {
         &refs,
     );
     assert_eq!(words, [files.len().to_string()], "files DuckDB read");
+}
+
+/// Storage faults: the corpus and the store on the S3 test server, reached
+/// through a proxy that gives about 15% of storage requests a fault (500,
+/// 503, the connection closed before the request is passed on, the request
+/// passed on and its answer lost, the answer cut half-way). The run ends,
+/// each affected request retried or its document failed with a message;
+/// no object is left half-written (every Parquet file is read by DuckDB,
+/// every log entry is JSON); and the next run, on the healthy server, ends
+/// with an undisturbed run's tables. `QUARRY_STORAGE_DOCS` sets the size.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn storage_faults_are_retried_or_failed_rows_and_leave_nothing_half_written() {
+    let docs = env_or("QUARRY_STORAGE_DOCS", 60);
+    let bucket = "storagefaults";
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let local = trials(d, docs);
+    let s3 = crate::s3::bucket(bucket).await;
+    crate::s3::upload(&s3, &local, "trials").await;
+    let proto = d.join("protocol.toml");
+    std::fs::write(
+        &proto,
+        "name = \"storage\"\ninclusion = [\"a randomised trial\"]\n\
+         [[fields]]\nname = \"n\"\ndescription = \"Participants\"\ntype = \"integer\"\n",
+    )
+    .unwrap();
+    let (c, p) = (format!("s3://{bucket}/trials/"), proto.display());
+    let f = "regexp_replace(source, '^.*/', '') AS f";
+    let queries = [
+        format!("SELECT {f}, decision, status FROM screen('{c}', '{p}') ORDER BY f"),
+        format!("SELECT {f}, n, status FROM extract('{c}', '{p}') ORDER BY f"),
+        format!("SELECT {f}, decision, status FROM screening ORDER BY f"),
+        format!("SELECT {f}, n, n_filled, status FROM extraction ORDER BY f"),
+        "SELECT document_id, field, value, quote, verified FROM evidence ORDER BY document_id, field".into(),
+    ];
+    let port = regex::Regex::new(r"127\.0\.0\.1:\d+").unwrap();
+    let norm = |out: &std::process::Output| {
+        port.replace_all(&String::from_utf8_lossy(&out.stdout), "127.0.0.1:PORT")
+            .to_string()
+    };
+    let srv = TestServer::start(vec![], std::time::Duration::ZERO)
+        .await
+        .unwrap();
+    let command = |store: &str, cfg: &str| {
+        crate::common::sql_command_at(&srv.base_url(), store, &d.join(cfg), &queries)
+    };
+    let clean = command(&format!("s3://{bucket}/clean/"), "clean.toml")
+        .output()
+        .unwrap();
+    assert!(
+        clean.status.success(),
+        "{}",
+        String::from_utf8_lossy(&clean.stderr)
+    );
+    let want = norm(&clean);
+    assert!(want.contains(&format!("doc{:04}.txt", docs - 1)), "{want}");
+
+    let proxy = crate::s3::StorageProxy::start(15, 11).await;
+    let store = format!("s3://{bucket}/faulty/");
+    let faulty = command(&store, "faulty.toml")
+        .env("AWS_ENDPOINT_URL", proxy.endpoint())
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&faulty.stderr).to_string();
+    let got = norm(&faulty);
+    let failed_rows = got.lines().filter(|l| l.contains("| failed")).count();
+    use std::sync::atomic::Ordering::SeqCst;
+    let k = &proxy.counts;
+    eprintln!(
+        "storage faults: {} requests, {} faults ({} 500/503, {} dropped, {} answers lost, {} cut); run {}; {failed_rows} failed rows; stderr: {}",
+        k.requests.load(SeqCst),
+        proxy.faults(),
+        k.errors.load(SeqCst),
+        k.dropped.load(SeqCst),
+        k.lost.load(SeqCst),
+        k.cut.load(SeqCst),
+        faulty.status,
+        err.chars().take(2000).collect::<String>()
+    );
+    assert!(proxy.faults() > 10, "{} faults given", proxy.faults());
+    // object_store retries a 5xx, a refused connection and a cut body of
+    // a whole object; a cut answer to a listing, or to a request whose
+    // status was not 200, is an error it does not retry. Those reach
+    // quarry, which says what they cost: rows a run could not keep (read
+    // again by the next run), or the query that could not read the store.
+    if faulty.status.success() {
+        assert!(
+            got == want || failed_rows > 0 || err.contains("could not be kept in the store"),
+            "a run that ended well has an undisturbed run's tables, says which documents failed, \
+             or warns which rows it could not keep:\n{err}"
+        );
+    } else {
+        let stop = err
+            .lines()
+            .find(|l| l.starts_with("error:"))
+            .unwrap_or_else(|| panic!("a run that stopped says why: {err}"));
+        assert!(
+            stop.contains(&format!("store '{store}'"))
+                || stop.contains(&format!("source 's3://{bucket}/trials/'")),
+            "a run that stopped names the store or the corpus that failed it: {stop}"
+        );
+    }
+    drop(proxy);
+
+    // Nothing half-written: every Parquet file read by DuckDB, every log
+    // entry JSON.
+    let files = crate::s3::download(&s3, "faulty", &d.join("fetched")).await;
+    let parquet: Vec<&Path> = files
+        .iter()
+        .filter(|p| p.extension().is_some_and(|e| e == "parquet"))
+        .map(|p| p.as_path())
+        .collect();
+    assert!(!parquet.is_empty(), "the store has Parquet files");
+    let words = crate::common::python_words(
+        "import sys, duckdb\n\
+         c = duckdb.connect()\n\
+         ok = sum(1 for p in sys.argv[1:] if c.execute('SELECT count(*) FROM read_parquet(?)', [p]).fetchone() is not None)\n\
+         print(ok)",
+        &parquet,
+    );
+    assert_eq!(words, [parquet.len().to_string()], "files DuckDB read");
+    for log in files
+        .iter()
+        .filter(|p| p.extension().is_some_and(|e| e == "json"))
+    {
+        for line in std::fs::read_to_string(log).unwrap().lines() {
+            serde_json::from_str::<serde_json::Value>(line)
+                .unwrap_or_else(|e| panic!("{}: not JSON ({e}): {line}", log.display()));
+        }
+    }
+
+    // The next run, on the healthy server, ends with an undisturbed run's
+    // tables (documents the faults failed read again).
+    let next = command(&store, "faulty.toml")
+        .arg("--retry-failed")
+        .output()
+        .unwrap();
+    assert!(
+        next.status.success(),
+        "{}",
+        String::from_utf8_lossy(&next.stderr)
+    );
+    assert!(
+        norm(&next) == want,
+        "after storage faults the next run's tables differ from an undisturbed run's:\n{}",
+        norm(&next)
+    );
+    // No call written twice: a commit whose answer was lost is not made
+    // again as a second copy of its rows.
+    let dup = "SELECT count(*) AS twice FROM (SELECT call_id, attempt, started_at FROM calls GROUP BY 1, 2, 3 HAVING count(*) > 1)".to_string();
+    let out =
+        crate::common::sql_command_at(&srv.base_url(), &store, &d.join("faulty.toml"), &[dup])
+            .output()
+            .unwrap();
+    let twice = String::from_utf8_lossy(&out.stdout).to_string();
+    eprintln!("calls written twice: {twice}");
+    assert!(
+        twice.contains("| 0 "),
+        "calls rows written twice: {twice}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
 
 /// A one-page PDF whose content stream is `text` drawn, then `mib` MiB of
@@ -784,4 +1051,36 @@ fn links_in_a_corpus_folder_are_followed_and_a_broken_one_is_a_failed_row() {
         ],
         "{stdout}"
     );
+}
+
+/// The fuzzers' findings kept under `fuzz/regressions/<target>/` (each one
+/// a seed of every later fuzz run, where libFuzzer also holds it to 2 s),
+/// put through their target's checks by the ordinary tests: the export
+/// parsers give records, and failed rows with a note, for each.
+#[test]
+fn the_fuzzers_findings_stay_fixed() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz/regressions/exports");
+    let exts = ["ris", "txt", "nbib", "bib", "csv", "tsv"];
+    let mut n = 0;
+    for f in walk_files(&dir) {
+        let data = std::fs::read(&f).unwrap();
+        let Some((&first, bytes)) = data.split_first() else {
+            continue;
+        };
+        let ext = exts[first as usize % exts.len()];
+        let name = format!("export.{ext}");
+        let records = quarry::records::read_export(&name, &name, ext, bytes);
+        assert!(!records.is_empty(), "{}: no row at all", f.display());
+        for r in records {
+            if r.status == Some(quarry::records::Status::Failed) {
+                assert!(
+                    r.note.as_deref().is_some_and(|e| !e.trim().is_empty()),
+                    "{}: a failed record without a note",
+                    f.display()
+                );
+            }
+        }
+        n += 1;
+    }
+    assert!(n >= 1, "the findings are in {}", dir.display());
 }

@@ -67,7 +67,9 @@ fn moto() -> &'static Moto {
     })
 }
 
-async fn bucket(name: &str) -> impl ObjectStoreExt {
+/// The bucket `name` on the S3 test server (made if it is not there), and
+/// a client for it.
+pub async fn bucket(name: &str) -> impl ObjectStoreExt {
     let m = moto();
     let url = format!("http://127.0.0.1:{}/{name}", m.port);
     let resp = reqwest::Client::new()
@@ -90,6 +92,244 @@ async fn bucket(name: &str) -> impl ObjectStoreExt {
         .with_secret_access_key("testing")
         .build()
         .expect("s3 client")
+}
+
+/// Puts every file of the local folder `dir` under `prefix/`.
+pub async fn upload(s3: &impl ObjectStoreExt, dir: &std::path::Path, prefix: &str) {
+    for p in crate::common::walk_files(dir) {
+        let rel = p.strip_prefix(dir).unwrap().display().to_string();
+        s3.put(
+            &ObjPath::from(format!("{prefix}/{rel}")),
+            PutPayload::from(std::fs::read(&p).unwrap()),
+        )
+        .await
+        .unwrap();
+    }
+}
+
+/// Fetches every object under `prefix/` into the local folder `to`, and
+/// returns the files written.
+pub async fn download(
+    s3: &impl ObjectStoreExt,
+    prefix: &str,
+    to: &std::path::Path,
+) -> Vec<std::path::PathBuf> {
+    use futures::TryStreamExt;
+    let metas: Vec<_> = s3
+        .list(Some(&ObjPath::from(prefix)))
+        .try_collect()
+        .await
+        .unwrap();
+    let mut out = Vec::new();
+    for m in metas {
+        let bytes = s3.get(&m.location).await.unwrap().bytes().await.unwrap();
+        let file = to.join(m.location.as_ref());
+        std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+        std::fs::write(&file, &bytes).unwrap();
+        out.push(file);
+    }
+    out.sort();
+    out
+}
+
+/// What the storage proxy did with requests so far.
+#[derive(Debug, Default)]
+pub struct ProxyCounts {
+    /// Requests received.
+    pub requests: std::sync::atomic::AtomicUsize,
+    /// Answered 500 or 503 without reaching the server.
+    pub errors: std::sync::atomic::AtomicUsize,
+    /// The connection closed before the request reached the server.
+    pub dropped: std::sync::atomic::AtomicUsize,
+    /// The request reached the server and its answer was lost.
+    pub lost: std::sync::atomic::AtomicUsize,
+    /// The answer cut half-way.
+    pub cut: std::sync::atomic::AtomicUsize,
+}
+
+/// A proxy on 127.0.0.1 in front of the S3 test server that gives about
+/// `percent`% of requests a storage fault, drawn from `seed`: a 500 or a
+/// 503 (S3's `InternalError`, `SlowDown`), the connection closed before the
+/// request is passed on, the request passed on and its answer lost (the
+/// write happened; the client cannot know), or the answer cut half-way.
+/// Every other request is passed on whole, one connection each.
+pub struct StorageProxy {
+    /// The proxy's port.
+    pub port: u16,
+    /// What it did.
+    pub counts: std::sync::Arc<ProxyCounts>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl Drop for StorageProxy {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+impl StorageProxy {
+    /// Starts the proxy in front of the S3 test server.
+    pub async fn start(percent: usize, seed: u64) -> Self {
+        use std::sync::atomic::{AtomicU64, Ordering};
+        use std::sync::Arc;
+        let upstream = moto().port;
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let counts = Arc::new(ProxyCounts::default());
+
+        let draws = Arc::new(AtomicU64::new(seed.max(1)));
+        let c = counts.clone();
+        let task = tokio::spawn(async move {
+            while let Ok((sock, _)) = listener.accept().await {
+                let (c, draws) = (c.clone(), draws.clone());
+                tokio::spawn(async move {
+                    // One draw a request: xorshift over a shared state.
+                    let draw = || {
+                        let mut x = draws.load(Ordering::SeqCst);
+                        loop {
+                            let mut y = x;
+                            y ^= y << 13;
+                            y ^= y >> 7;
+                            y ^= y << 17;
+                            match draws.compare_exchange(x, y, Ordering::SeqCst, Ordering::SeqCst) {
+                                Ok(_) => return y,
+                                Err(now) => x = now,
+                            }
+                        }
+                    };
+                    let _ = proxy_one(sock, upstream, &c, percent as u64, draw).await;
+                });
+            }
+        });
+        Self { port, counts, task }
+    }
+
+    /// `http://127.0.0.1:PORT`, for `AWS_ENDPOINT_URL`.
+    pub fn endpoint(&self) -> String {
+        format!("http://127.0.0.1:{}", self.port)
+    }
+
+    /// Faults given so far (every kind).
+    pub fn faults(&self) -> usize {
+        use std::sync::atomic::Ordering::SeqCst;
+        let c = &self.counts;
+        c.errors.load(SeqCst) + c.dropped.load(SeqCst) + c.lost.load(SeqCst) + c.cut.load(SeqCst)
+    }
+}
+
+/// An HTTP head (without its blank line) with `Connection: close` in place
+/// of any `Connection` header, and the blank line.
+fn closing(head: &str) -> String {
+    let mut out: String = head
+        .split("\r\n")
+        .filter(|l| {
+            !l.split_once(':')
+                .is_some_and(|(k, _)| k.trim().eq_ignore_ascii_case("connection"))
+        })
+        .map(|l| format!("{l}\r\n"))
+        .collect();
+    out.push_str("Connection: close\r\n\r\n");
+    out
+}
+
+/// Reads one HTTP/1.1 request from `sock` (head, then Content-Length bytes)
+/// and passes it on to `upstream` or gives it a fault.
+async fn proxy_one(
+    mut sock: tokio::net::TcpStream,
+    upstream: u16,
+    counts: &ProxyCounts,
+    percent: u64,
+    mut draw: impl FnMut() -> u64,
+) -> std::io::Result<()> {
+    use std::sync::atomic::Ordering::SeqCst;
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut buf = Vec::with_capacity(16 * 1024);
+    let head_end = loop {
+        if let Some(i) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
+            break i;
+        }
+        let mut chunk = [0u8; 16 * 1024];
+        let n = sock.read(&mut chunk).await?;
+        if n == 0 {
+            return Ok(());
+        }
+        buf.extend_from_slice(&chunk[..n]);
+    };
+    let head = String::from_utf8_lossy(&buf[..head_end]).to_string();
+    assert!(
+        !head
+            .to_ascii_lowercase()
+            .contains("transfer-encoding: chunked"),
+        "the storage proxy reads Content-Length bodies only: {head}"
+    );
+    let len: usize = head
+        .split("\r\n")
+        .filter_map(|l| l.split_once(':'))
+        .find(|(k, _)| k.trim().eq_ignore_ascii_case("content-length"))
+        .and_then(|(_, v)| v.trim().parse().ok())
+        .unwrap_or(0);
+    while buf.len() < head_end + 4 + len {
+        let mut chunk = [0u8; 16 * 1024];
+        let n = sock.read(&mut chunk).await?;
+        if n == 0 {
+            return Ok(());
+        }
+        buf.extend_from_slice(&chunk[..n]);
+    }
+    counts.requests.fetch_add(1, SeqCst);
+    let roll = draw();
+    let fault = (roll % 100 < percent).then_some((roll >> 8) % 5);
+    match fault {
+        Some(k @ (0 | 1)) => {
+            counts.errors.fetch_add(1, SeqCst);
+            let (status, code) = if k == 0 {
+                ("500 Internal Server Error", "InternalError")
+            } else {
+                ("503 Slow Down", "SlowDown")
+            };
+            let body = format!(
+                "<?xml version=\"1.0\" encoding=\"UTF-8\"?><Error><Code>{code}</Code><Message>injected by the test's storage proxy</Message></Error>"
+            );
+            let reply = format!(
+                "HTTP/1.1 {status}\r\nContent-Type: application/xml\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                body.len()
+            );
+            sock.write_all(reply.as_bytes()).await?;
+            return sock.shutdown().await;
+        }
+        Some(2) => {
+            counts.dropped.fetch_add(1, SeqCst);
+            return Ok(());
+        }
+        _ => {}
+    }
+    // Passed on, one connection a request.
+    let mut up = tokio::net::TcpStream::connect(("127.0.0.1", upstream)).await?;
+    let mut req = closing(&head).into_bytes();
+    req.extend_from_slice(&buf[head_end + 4..]);
+    up.write_all(&req).await?;
+    let mut reply = Vec::new();
+    up.read_to_end(&mut reply).await?;
+    // The answer says the connection closes after it, as it does.
+    if let Some(i) = reply.windows(4).position(|w| w == b"\r\n\r\n") {
+        let head = closing(&String::from_utf8_lossy(&reply[..i]));
+        reply = [head.as_bytes(), &reply[i + 4..]].concat();
+    }
+    match fault {
+        Some(3) => {
+            counts.lost.fetch_add(1, SeqCst);
+            Ok(())
+        }
+        Some(_) => {
+            counts.cut.fetch_add(1, SeqCst);
+            sock.write_all(&reply[..reply.len() / 2]).await?;
+            sock.shutdown().await
+        }
+        None => {
+            sock.write_all(&reply).await?;
+            sock.shutdown().await
+        }
+    }
 }
 
 #[tokio::test]
