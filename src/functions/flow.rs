@@ -104,24 +104,24 @@ pub fn render_flow(
         ),
         None => "SELECT CAST(NULL AS VARCHAR) AS record_id, CAST(NULL AS VARCHAR) AS decision, CAST(NULL AS VARCHAR) AS criterion, CAST(NULL AS VARCHAR) AS screen_status WHERE false".into(),
     };
-    FLOW_SQL
-        .replace(
-            "{{records}}",
-            &format!(
-                "records('{}', '{}')",
-                sql_text(exports),
-                sql_text(records_opts)
+    let records = format!(
+        "records('{}', '{}')",
+        sql_text(exports),
+        sql_text(records_opts)
+    );
+    let search_rows = search.map(Search::rows_sql).unwrap_or_default();
+    crate::review::fill(
+        FLOW_SQL,
+        &[
+            ("records", &records),
+            ("screening", &screening),
+            (
+                "has_screening",
+                if protocol.is_some() { "true" } else { "false" },
             ),
-        )
-        .replace("{{screening}}", &screening)
-        .replace(
-            "{{has_screening}}",
-            if protocol.is_some() { "true" } else { "false" },
-        )
-        .replace(
-            "{{search_rows}}",
-            &search.map(Search::rows_sql).unwrap_or_default(),
-        )
+            ("search_rows", &search_rows),
+        ],
+    )
 }
 
 /// `flow` (`sql = false`) or `flow_sql`.

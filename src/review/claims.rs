@@ -264,37 +264,33 @@ pub fn render_claims(src: &str, spec: &ClaimsSpec, model: &str) -> String {
     use super::sql_text;
     let llm = super::model_options(spec.model.as_deref(), spec.max_output, spec.temperature);
     let seg = &spec.segment;
-    CLAIMS_SQL
-        .replace(
-            "{{chunk_source}}",
-            &format!(
-                "chunks('{}', '{}', {}, {}, '{}')",
-                sql_text(src),
-                seg.method,
-                seg.max_tokens,
-                seg.overlap_tokens,
-                sql_text(&spec.ingest)
-            ),
-        )
-        .replace(
-            "{{block_source}}",
-            &format!("blocks('{}', '{}')", sql_text(src), sql_text(&spec.ingest)),
-        )
-        .replace("{{src}}", &sql_text(src))
-        .replace("{{ingest}}", &sql_text(&spec.ingest))
-        .replace("{{prompt}}", &format!("'{}'", sql_text(&spec.prompt())))
-        .replace("{{schema}}", &sql_text(&spec.reply_schema().to_string()))
-        .replace("{{llm_options}}", &sql_text(&llm))
-        .replace(
-            "{{rules}}",
-            &sql_text(&serde_json::to_string(&spec.rules()).expect("serialises")),
-        )
-        .replace("{{model}}", &sql_text(model))
-        .replace("{{prompt_hash}}", &spec.prompt_hash())
-        .replace("{{schema_hash}}", &spec.schema_hash())
-        .replace("{{spec_hash}}", &spec.short_hash())
-        .replace("{{spec_name}}", &sql_text(&spec.name))
-        .replace("{{release}}", env!("CARGO_PKG_VERSION"))
+    let (src, ingest) = (sql_text(src), sql_text(&spec.ingest));
+    let chunk_source = format!(
+        "chunks('{src}', '{}', {}, {}, '{ingest}')",
+        seg.method, seg.max_tokens, seg.overlap_tokens
+    );
+    let block_source = format!("blocks('{src}', '{ingest}')");
+    let prompt = format!("'{}'", sql_text(&spec.prompt()));
+    let rules = sql_text(&serde_json::to_string(&spec.rules()).expect("serialises"));
+    super::fill(
+        CLAIMS_SQL,
+        &[
+            ("chunk_source", &chunk_source),
+            ("block_source", &block_source),
+            ("src", &src),
+            ("ingest", &ingest),
+            ("prompt", &prompt),
+            ("schema", &sql_text(&spec.reply_schema().to_string())),
+            ("llm_options", &sql_text(&llm)),
+            ("rules", &rules),
+            ("model", &sql_text(model)),
+            ("prompt_hash", &spec.prompt_hash()),
+            ("schema_hash", &spec.schema_hash()),
+            ("spec_hash", &spec.short_hash()),
+            ("spec_name", &sql_text(&spec.name)),
+            ("release", env!("CARGO_PKG_VERSION")),
+        ],
+    )
 }
 
 fn short(bytes: &[u8]) -> String {

@@ -52,6 +52,39 @@ pub fn sql_text(s: &str) -> String {
     s.replace('\'', "''")
 }
 
+/// A SQL template with its `{{name}}` marks filled from `slots`, in one
+/// pass: a value goes in as it is and is never searched for marks, so no
+/// text from outside (a source path, an option, a protocol's words) can
+/// fill, open or change another slot. A mark no slot names is left as it
+/// is.
+pub fn fill(template: &str, slots: &[(&str, &str)]) -> String {
+    let mut out = String::with_capacity(template.len() + template.len() / 2);
+    let mut rest = template;
+    while let Some(i) = rest.find("{{") {
+        out.push_str(&rest[..i]);
+        let after = &rest[i + 2..];
+        let value = after.find("}}").and_then(|j| {
+            let name = &after[..j];
+            slots
+                .iter()
+                .find(|(k, _)| *k == name)
+                .map(|(_, v)| (*v, j + 2))
+        });
+        match value {
+            Some((v, skip)) => {
+                out.push_str(v);
+                rest = &after[skip..];
+            }
+            None => {
+                out.push_str("{{");
+                rest = after;
+            }
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
 /// The JSON type(s) a field's value may come back as. Models write numbers
 /// as text now and then; `parse_value` reads them, and says so when it cannot.
 fn json_types(kind: &str) -> Value {
@@ -197,17 +230,19 @@ pub fn screening_prompt(p: &Protocol) -> String {
 
 /// `sql/screen.sql` rendered for `src` and `p`.
 pub fn render_screen(src: &str, p: &Protocol) -> String {
-    let text = SCREEN_SQL
-        .replace("{{src}}", &sql_text(src))
-        .replace("{{ingest}}", &sql_text(&p.ingest))
-        .replace(
-            "{{prompt}}",
-            &format!("'{}'", sql_text(&screening_prompt(p))),
-        )
-        .replace("{{schema}}", &sql_text(&screening_schema().to_string()))
-        .replace("{{llm_options}}", &sql_text(&llm_options(p)))
-        .replace("{{max_chars}}", &(p.screen_tokens * 4).to_string())
-        .replace("{{protocol_hash}}", &p.short_hash());
+    let prompt = format!("'{}'", sql_text(&screening_prompt(p)));
+    let text = fill(
+        SCREEN_SQL,
+        &[
+            ("src", &sql_text(src)),
+            ("ingest", &sql_text(&p.ingest)),
+            ("prompt", &prompt),
+            ("schema", &sql_text(&screening_schema().to_string())),
+            ("llm_options", &sql_text(&llm_options(p))),
+            ("max_chars", &(p.screen_tokens * 4).to_string()),
+            ("protocol_hash", &p.short_hash()),
+        ],
+    );
     if p.screen_repair {
         screen_with_repair(
             &text,
@@ -364,53 +399,6 @@ pub fn render_extract(src: &str, p: &Protocol, output: ExtractOutput, scope: Sco
         ExtractOutput::Extraction => ("extraction", "source"),
         ExtractOutput::Evidence => ("evidence", "document_id, field"),
     };
-    let text = EXTRACT_SQL
-        .replace(
-            "{{check_stage}}",
-            if p.on_error == "stop" {
-                ON_ERROR_STOP
-            } else {
-                ""
-            },
-        )
-        .replace("{{src}}", &sql_text(src))
-        .replace("{{ingest}}", &sql_text(&p.ingest))
-        .replace(
-            "{{prompt}}",
-            &format!("'{}'", sql_text(&extraction_prompt(p))),
-        )
-        .replace("{{schema}}", &sql_text(&schema))
-        .replace("{{llm_options}}", &sql_text(&llm))
-        .replace("{{method}}", &p.segment.method)
-        .replace("{{max_tokens}}", &p.segment.max_tokens.to_string())
-        .replace("{{overlap_tokens}}", &p.segment.overlap_tokens.to_string())
-        .replace("{{fields}}", &fields)
-        .replace("{{screened_stage}}", &screened_stage)
-        .replace("{{only_included}}", &only_included)
-        .replace("{{chunk_source}}", &chunk_source)
-        .replace(
-            "{{block_source}}",
-            &format!("blocks('{}', '{}')", sql_text(src), sql_text(&p.ingest)),
-        )
-        .replace("{{reason_cases}}", &reason_cases)
-        .replace("{{verify_cases}}", &verify_cases)
-        .replace("{{firsts}}", firsts)
-        .replace(
-            "{{resolve_prompt}}",
-            &format!("'{}'", sql_text(&adjudication_prompt(p))),
-        )
-        .replace(
-            "{{resolve_schema}}",
-            &sql_text(&adjudication_schema().to_string()),
-        )
-        .replace("{{columns}}", &columns)
-        .replace(
-            "{{require_quote}}",
-            if p.require_quote { "true" } else { "false" },
-        )
-        .replace("{{protocol_hash}}", &p.short_hash())
-        .replace("{{output}}", output)
-        .replace("{{order}}", order);
     // `repair = true`: the replies with errors go back once (see
     // [`Repair`]); the cells read the merged replies.
     let (repair_stage, repaired, replies) = if p.repair {
@@ -431,10 +419,53 @@ pub fn render_extract(src: &str, p: &Protocol, output: ExtractOutput, scope: Sco
     } else {
         (String::new(), String::new(), "replies")
     };
-    let text = text
-        .replace("{{repair_stage}}", &repair_stage)
-        .replace("{{repaired}}", &repaired)
-        .replace("{{replies}}", replies);
+    let (src, ingest) = (sql_text(src), sql_text(&p.ingest));
+    let check_stage = if p.on_error == "stop" {
+        fill(ON_ERROR_STOP, &[("src", &src), ("ingest", &ingest)])
+    } else {
+        String::new()
+    };
+    let prompt = format!("'{}'", sql_text(&extraction_prompt(p)));
+    let resolve_prompt = format!("'{}'", sql_text(&adjudication_prompt(p)));
+    let block_source = format!("blocks('{src}', '{ingest}')");
+    let text = fill(
+        EXTRACT_SQL,
+        &[
+            ("check_stage", &check_stage),
+            ("src", &src),
+            ("ingest", &ingest),
+            ("prompt", &prompt),
+            ("schema", &sql_text(&schema)),
+            ("llm_options", &sql_text(&llm)),
+            ("method", &p.segment.method),
+            ("max_tokens", &p.segment.max_tokens.to_string()),
+            ("overlap_tokens", &p.segment.overlap_tokens.to_string()),
+            ("fields", &fields),
+            ("screened_stage", &screened_stage),
+            ("only_included", &only_included),
+            ("chunk_source", &chunk_source),
+            ("block_source", &block_source),
+            ("reason_cases", &reason_cases),
+            ("verify_cases", &verify_cases),
+            ("firsts", firsts),
+            ("resolve_prompt", &resolve_prompt),
+            (
+                "resolve_schema",
+                &sql_text(&adjudication_schema().to_string()),
+            ),
+            ("columns", &columns),
+            (
+                "require_quote",
+                if p.require_quote { "true" } else { "false" },
+            ),
+            ("protocol_hash", &p.short_hash()),
+            ("output", output),
+            ("order", order),
+            ("repair_stage", &repair_stage),
+            ("repaired", &repaired),
+            ("replies", replies),
+        ],
+    );
     if p.resolve == "model" {
         text
     } else {
@@ -636,5 +667,50 @@ pub fn split_stages(text: &str) -> crate::engine::staged::Stages {
         stages,
         output,
         keep: vec![],
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_template_is_filled_in_one_pass() {
+        let t = "a {{x}} b {{y}} c {{unknown}} d {{ e }}";
+        assert_eq!(
+            fill(t, &[("x", "{{y}}"), ("y", "Y")]),
+            "a {{y}} b Y c {{unknown}} d {{ e }}"
+        );
+        assert_eq!(fill("{{x}}{{x}}}", &[("x", "1")]), "11}");
+        assert_eq!(fill("{{x", &[("x", "1")]), "{{x");
+        assert_eq!(fill("é{{x}}ü", &[("x", "ß")]), "éßü");
+    }
+
+    /// A source path holding the templates' marks and a quote is the
+    /// source, wherever it goes: no mark in it is filled, no quote closes
+    /// its literal.
+    #[test]
+    fn a_source_holding_marks_goes_in_as_written() {
+        let p = Protocol::parse(
+            "name = \"t\"\ninclusion = [\"adults\"]\n[screen]\nrepair = true\n\
+             [extract]\non_error = \"stop\"\nrepair = true\n\
+             [[fields]]\nname = \"n\"\ndescription = \"Participants\"\ntype = \"integer\"\n",
+            false,
+        )
+        .unwrap();
+        let src = "corpus/{{prompt}}{{ingest}}{{src}}'; DROP TABLE x; --/";
+        let quoted = "corpus/{{prompt}}{{ingest}}{{src}}''; DROP TABLE x; --/";
+        for text in [
+            render_screen(src, &p),
+            render_extract(src, &p, ExtractOutput::Extraction, Scope::Included),
+        ] {
+            assert!(text.contains(quoted), "{text}");
+            // With the source's places taken out, none of its marks is
+            // left anywhere, and its quote is nowhere unescaped.
+            let rest = text.replace(quoted, "");
+            for mark in ["{{prompt}}", "{{ingest}}", "{{src}}", "'; DROP"] {
+                assert!(!rest.contains(mark), "{mark} in {rest}");
+            }
+        }
     }
 }

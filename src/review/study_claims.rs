@@ -245,8 +245,15 @@ fn prompt(p: &Protocol) -> String {
 /// `sql/study_claims.sql` and `sql/gaps.sql` rendered for source `src`
 /// and protocol `p`, with output `output` (one of [`OUTPUTS`]).
 pub fn render(source: &Source, p: &Protocol, output: &str) -> String {
-    let text = format!("{STUDY_CLAIMS_SQL}\n{GAPS_SQL}").replace("{{field_gaps}}", &field_gaps(p));
-    keep_output(&fill(&with_request(&text, p), source, p), output)
+    let text = format!("{STUDY_CLAIMS_SQL}\n{GAPS_SQL}");
+    let gaps = field_gaps(p);
+    let (prompt, schema) = request_slots(p);
+    let extra = [
+        ("field_gaps", gaps.as_str()),
+        ("prompt", prompt.as_str()),
+        ("schema", schema.as_str()),
+    ];
+    keep_output(&fill_with(&text, source, p, &extra, &[]), output)
 }
 
 /// Where the studies come from: the extraction's source and protocol
@@ -291,10 +298,19 @@ pub fn claims_stages(p: &Protocol) -> String {
     with_request(stages, p)
 }
 
+/// The claims request's prompt (a SQL literal) and schema (a literal's
+/// contents).
+fn request_slots(p: &Protocol) -> (String, String) {
+    (
+        format!("'{}'", sql_text(&prompt(p))),
+        sql_text(&schema().to_string()),
+    )
+}
+
 /// `text` with the claims request's prompt and schema filled in.
 fn with_request(text: &str, p: &Protocol) -> String {
-    text.replace("{{prompt}}", &format!("'{}'", sql_text(&prompt(p))))
-        .replace("{{schema}}", &sql_text(&schema().to_string()))
+    let (prompt, schema) = request_slots(p);
+    super::fill(text, &[("prompt", &prompt), ("schema", &schema)])
 }
 
 /// `text` with the studies stage (`{{studies_stage}}`) and a protocol's
@@ -302,6 +318,19 @@ fn with_request(text: &str, p: &Protocol) -> String {
 /// third argument, the fields a study's line shows (`{{study_line}}`) and
 /// a moderator may name (`{{columns}}`), and the model options.
 pub fn fill(text: &str, source: &Source, p: &Protocol) -> String {
+    fill_with(text, source, p, &[], &[])
+}
+
+/// [`fill`] with `extra` slots filled in the same pass, and `fragments`:
+/// slots whose values are templates of quarry's own, filled first with the
+/// source's and protocol's slots (as the studies stage is).
+pub fn fill_with(
+    text: &str,
+    source: &Source,
+    p: &Protocol,
+    extra: &[(&str, &str)],
+    fragments: &[(&str, &str)],
+) -> String {
     let columns: Vec<String> = p.fields.iter().map(|f| f.name.clone()).collect();
     let line = p
         .fields
@@ -323,24 +352,32 @@ pub fn fill(text: &str, source: &Source, p: &Protocol) -> String {
         .extract
         .as_deref()
         .map_or(String::new(), |e| format!(", '{}'", sql_text(e)));
-    text.replace("{{studies_stage}}", studies.trim_end())
-        .replace("{{extract_arg}}", &third)
-        .replace("{{line_budget}}", &source.line_budget.to_string())
-        .replace("{{src}}", &sql_text(&source.src))
-        .replace("{{protocol}}", &sql_text(&source.protocol_path))
-        .replace("{{study_line}}", &line)
-        .replace(
-            "{{columns}}",
-            &sql_text(&serde_json::to_string(&columns).expect("names")),
-        )
-        .replace(
-            "{{llm_options}}",
-            &sql_text(&model_options(
-                p.model.as_deref(),
-                p.max_output,
-                p.temperature,
-            )),
-        )
+    let line_budget = source.line_budget.to_string();
+    let src = sql_text(&source.src);
+    let protocol = sql_text(&source.protocol_path);
+    let columns = sql_text(&serde_json::to_string(&columns).expect("names"));
+    let llm = sql_text(&model_options(
+        p.model.as_deref(),
+        p.max_output,
+        p.temperature,
+    ));
+    let base: Vec<(&str, &str)> = vec![
+        ("extract_arg", &third),
+        ("line_budget", &line_budget),
+        ("src", &src),
+        ("protocol", &protocol),
+        ("study_line", &line),
+        ("columns", &columns),
+        ("llm_options", &llm),
+    ];
+    let filled: Vec<(&str, String)> = std::iter::once(("studies_stage", studies.trim_end()))
+        .chain(fragments.iter().copied())
+        .map(|(k, t)| (k, super::fill(t, &base)))
+        .collect();
+    let mut slots = base.clone();
+    slots.extend_from_slice(extra);
+    slots.extend(filled.iter().map(|(k, v)| (*k, v.as_str())));
+    super::fill(text, &slots)
 }
 
 /// The gaps in the protocol's fields, as `SELECT ... UNION ALL` lines:

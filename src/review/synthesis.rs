@@ -8,7 +8,7 @@
 
 use serde::Serialize;
 
-use super::study_claims::{fill, Source};
+use super::study_claims::Source;
 use super::{sql_text, Protocol};
 
 /// The SQL, as shipped in `sql/synthesise.sql`.
@@ -593,7 +593,10 @@ pub fn render(source: &Source, p: &Protocol, w: &Write, output: &str) -> Result<
         format!(
             "{}\n\n{grouping}\n\n{}",
             super::study_claims::claims_stages(p).trim_end(),
-            OUTLINE_STAGES.replace("{{by_model}}", if by_model { "true" } else { "false" })
+            super::fill(
+                OUTLINE_STAGES,
+                &[("by_model", if by_model { "true" } else { "false" })]
+            )
         )
     };
     let outline_stages = match (w.outline, claims_named) {
@@ -606,17 +609,20 @@ pub fn render(source: &Source, p: &Protocol, w: &Write, output: &str) -> Result<
             rows.join(", ")
         ),
         (Outline::Protocol, true) => grouped(
-            &PROTOCOL_GROUPING_STAGE
-                .replace("{{outline_json}}", &sql_text(&protocol_outline_json(&sections))),
+            &super::fill(
+                PROTOCOL_GROUPING_STAGE,
+                &[("outline_json", &sql_text(&protocol_outline_json(&sections)))],
+            ),
             false,
         ),
         (Outline::Claims, _) => grouped(
-            &GROUPING_STAGE
-                .replace("{{grouping_prompt}}", &format!("'{}'", sql_text(&grouping_prompt(p))))
-                .replace(
-                    "{{grouping_schema}}",
-                    &sql_text(&grouping_schema().to_string()),
-                ),
+            &super::fill(
+                GROUPING_STAGE,
+                &[
+                    ("grouping_prompt", &format!("'{}'", sql_text(&grouping_prompt(p)))),
+                    ("grouping_schema", &sql_text(&grouping_schema().to_string())),
+                ],
+            ),
             true,
         ),
         (Outline::EachClaim, _) => format!(
@@ -626,38 +632,38 @@ pub fn render(source: &Source, p: &Protocol, w: &Write, output: &str) -> Result<
             super::study_claims::claims_stages(p).trim_end()
         ),
     };
-    let text = SYNTHESISE_SQL
-        .replace("{{outline_stages}}", outline_stages.trim_end())
-        .replace("{{records}}", &records_sql(&source.src, &w.bibliography))
-        .replace("{{coherence_stages}}", coherence_stages.trim_end())
-        .replace("{{final_from}}", &final_from)
-        .replace("{{coherence_output}}", &coherence_output)
-        .replace("{{prompt}}", &format!("'{}'", sql_text(&prompt(p))))
-        .replace(
-            "{{size_order}}",
-            &size.map_or(String::new(), |f| format!("{} DESC NULLS LAST,", ident(f))),
-        )
-        .replace("{{size_field}}", size.unwrap_or("none"))
-        .replace(
-            "{{left_out_which}}",
-            &size.map_or("the last by number".to_string(), |f| {
-                format!("the smallest by {}", sql_text(f))
-            }),
-        )
-        .replace(
-            "{{authors}}",
-            &text_or_null(field(p, &["authors", "author", "author_list"], &[])),
-        )
-        .replace("{{year}}", &year)
-        .replace("{{title}}", &text_or_null(field(p, &["title"], &[])))
-        .replace(
-            "{{venue}}",
-            &text_or_null(field(p, &["venue", "journal", "source_title"], &[])),
-        );
-    Ok(super::study_claims::keep_output(
-        &fill(&text, source, p),
-        output,
-    ))
+    let records = records_sql(&source.src, &w.bibliography);
+    let prompt = format!("'{}'", sql_text(&prompt(p)));
+    let size_order = size.map_or(String::new(), |f| format!("{} DESC NULLS LAST,", ident(f)));
+    let left_out_which = size.map_or("the last by number".to_string(), |f| {
+        format!("the smallest by {}", sql_text(f))
+    });
+    let authors = text_or_null(field(p, &["authors", "author", "author_list"], &[]));
+    let title = text_or_null(field(p, &["title"], &[]));
+    let venue = text_or_null(field(p, &["venue", "journal", "source_title"], &[]));
+    let text = super::study_claims::fill_with(
+        SYNTHESISE_SQL,
+        source,
+        p,
+        &[
+            ("records", &records),
+            ("final_from", &final_from),
+            ("coherence_output", &coherence_output),
+            ("prompt", &prompt),
+            ("size_order", &size_order),
+            ("size_field", size.unwrap_or("none")),
+            ("left_out_which", &left_out_which),
+            ("authors", &authors),
+            ("year", &year),
+            ("title", &title),
+            ("venue", &venue),
+        ],
+        &[
+            ("outline_stages", outline_stages.trim_end()),
+            ("coherence_stages", coherence_stages.trim_end()),
+        ],
+    );
+    Ok(super::study_claims::keep_output(&text, output))
 }
 
 #[cfg(test)]
