@@ -80,7 +80,8 @@ pub fn s3_store(bucket: &str) -> Result<Arc<dyn ObjectStore>> {
         source_spec: format!("s3://{bucket}/"),
         message: format!("cannot configure S3 access: {e}"),
     })?;
-    Ok(Arc::new(store))
+    // Reads and listings whose answer came back cut are tried again.
+    Ok(Arc::new(crate::store::steady::Steady::new(Arc::new(store))))
 }
 
 impl Source {

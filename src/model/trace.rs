@@ -12,7 +12,7 @@ use datafusion::arrow::datatypes::{DataType, Field, Schema, SchemaRef, TimeUnit}
 use datafusion::catalog::memory::PartitionData;
 
 use crate::error::Result;
-use crate::store::delta::Delta;
+use crate::store::delta::{Delta, Txn};
 use crate::store::Store;
 
 /// One row of `calls`.
@@ -155,8 +155,15 @@ pub struct Trace {
     pending: Mutex<Vec<CallRow>>,
     /// The store's calls table, once opened.
     table: std::sync::OnceLock<Delta>,
-    /// Serialises flushes so files are written in order.
-    flushing: tokio::sync::Mutex<()>,
+    /// Serialises flushes so files are written in order, and holds the
+    /// batches whose commit failed (it may have landed all the same: its
+    /// answer lost), each with the transaction it was tried as, to be
+    /// tried again as that same transaction (see [`Delta::append_once`]).
+    flushing: tokio::sync::Mutex<Vec<(Txn, RecordBatch)>>,
+    /// This writer of the calls table, unique to this trace.
+    app_id: String,
+    /// The last transaction version given out.
+    txns: std::sync::atomic::AtomicI64,
 }
 
 /// The folder where stores written before the calls table held the trace
@@ -175,6 +182,8 @@ impl Trace {
             pending: Mutex::new(Vec::new()),
             table: Default::default(),
             flushing: Default::default(),
+            app_id: format!("quarry.calls.{}", uuid::Uuid::new_v4()),
+            txns: Default::default(),
         }
     }
 
@@ -188,36 +197,48 @@ impl Trace {
         self.pending.lock().expect("trace lock").push(row);
     }
 
-    /// Rows not yet written.
+    /// Rows not yet written (recorded since the last flush; a batch whose
+    /// commit failed is counted by the flush that tries it again).
     pub fn pending(&self) -> usize {
         self.pending.lock().expect("trace lock").len()
     }
 
     /// Writes pending rows: one commit to the store's calls table per
-    /// flush, or one batch in memory.
+    /// flush, or one batch in memory. A batch whose commit failed is kept
+    /// and tried first at the next flush, as the same transaction, so rows
+    /// whose commit landed although it failed are not written twice.
     pub async fn flush(&self) -> Result<()> {
-        let _g = self.flushing.lock().await;
+        let mut unsent = self.flushing.lock().await;
         let rows = std::mem::take(&mut *self.pending.lock().expect("trace lock"));
-        if rows.is_empty() {
+        if rows.is_empty() && unsent.is_empty() {
             return Ok(());
         }
-        let b = batch(&rows)?;
-        match &self.sink {
-            Sink::Memory(p) => p.write().await.push(b),
-            Sink::Store(store) => {
-                let table = match self.table.get() {
-                    Some(t) => t.clone(),
-                    None => {
-                        let t = Delta::new(store, CALLS_TABLE, "the store's calls table")?;
-                        self.table.get_or_init(|| t).clone()
-                    }
-                };
-                if let Err(e) = table.append(b, "calls").await {
-                    // Keep the rows for the next flush rather than lose them.
-                    self.pending.lock().expect("trace lock").splice(0..0, rows);
-                    return Err(e);
+        let table = match &self.sink {
+            Sink::Memory(p) => {
+                if !rows.is_empty() {
+                    p.write().await.push(batch(&rows)?);
                 }
+                return Ok(());
             }
+            Sink::Store(store) => match self.table.get() {
+                Some(t) => t.clone(),
+                None => {
+                    let t = Delta::new(store, CALLS_TABLE, "the store's calls table")?;
+                    self.table.get_or_init(|| t).clone()
+                }
+            },
+        };
+        if !rows.is_empty() {
+            let version = self.txns.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1;
+            let txn = Txn {
+                app_id: self.app_id.clone(),
+                version,
+            };
+            unsent.push((txn, batch(&rows)?));
+        }
+        while let Some((txn, b)) = unsent.first() {
+            table.append_once(b.clone(), "calls", txn).await?;
+            unsent.remove(0);
         }
         Ok(())
     }

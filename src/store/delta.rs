@@ -75,6 +75,17 @@ impl std::fmt::Debug for Delta {
     }
 }
 
+/// A Delta application transaction: commits of one writer (`app_id`,
+/// unique to it) numbered by `version`, which only grows. A table holding
+/// a transaction's version holds its commit.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Txn {
+    /// The writer.
+    pub app_id: String,
+    /// The commit, counted from 1 within the writer.
+    pub version: i64,
+}
+
 /// How a commit failed.
 #[derive(Debug)]
 pub enum CommitError {
@@ -283,9 +294,29 @@ impl Delta {
 
     /// Appends `batch` in one commit (creating the table with `name` on
     /// its first), reading the table again while other writers win.
-    pub async fn append(&self, batch: RecordBatch, name: &str) -> Result<()> {
-        self.commit_retrying(None, batch, CommitProperties::default(), name)
+    ///
+    /// The commit is the application transaction `txn` (Delta's `txn`
+    /// action: an application id and a version that only grows), and an
+    /// append whose transaction the table already holds is not made again.
+    /// So a commit that landed although its answer was lost (the log
+    /// entry's put reached the store, the reply did not, and the put's
+    /// retry found the entry there, or the error reached the caller, which
+    /// tries the same rows again) is not a second copy of its rows.
+    pub async fn append_once(&self, batch: RecordBatch, name: &str, txn: &Txn) -> Result<()> {
+        self.commit_retrying_once(None, batch, CommitProperties::default(), name, Some(txn))
             .await
+    }
+
+    /// Whether the latest version of `table` holds `txn` (its application
+    /// id at `txn`'s version or later).
+    async fn holds(&self, table: &DeltaTable, txn: &Txn) -> Result<bool> {
+        let had = table
+            .snapshot()
+            .map_err(|e| self.error(e))?
+            .transaction_version(table.log_store().as_ref(), &txn.app_id)
+            .await
+            .map_err(|e| self.error(e))?;
+        Ok(had.is_some_and(|v| v >= txn.version))
     }
 
     /// Commits `batch` in place of the rows `replace` matches, or appended
@@ -298,9 +329,34 @@ impl Delta {
         props: CommitProperties,
         name: &str,
     ) -> Result<()> {
+        self.commit_retrying_once(replace, batch, props, name, None)
+            .await
+    }
+
+    /// [`Delta::commit_retrying`], made as the application transaction
+    /// `txn` when given, and not made when the table already holds it.
+    async fn commit_retrying_once(
+        &self,
+        replace: Option<Expr>,
+        batch: RecordBatch,
+        props: CommitProperties,
+        name: &str,
+        txn: Option<&Txn>,
+    ) -> Result<()> {
+        let props = match txn {
+            Some(t) => props.with_application_transaction(deltalake::kernel::Transaction::new(
+                &t.app_id, t.version,
+            )),
+            None => props,
+        };
         for _ in 0..ATTEMPTS {
             let _turn = self.turn().await;
             let table = self.up_to_date().await?;
+            if let (Some(t), Some(txn)) = (&table, txn) {
+                if self.holds(t, txn).await? {
+                    return Ok(());
+                }
+            }
             match self
                 .commit(
                     table,
@@ -520,4 +576,65 @@ pub fn rows_by(b: &RecordBatch, column: &str) -> Result<BTreeMap<String, RecordB
     idx.into_iter()
         .map(|(d, rows)| Ok((d, take_record_batch(b, &UInt32Array::from(rows))?)))
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use datafusion::arrow::array::Int64Array;
+    use datafusion::arrow::datatypes::{Field, Schema};
+
+    fn rows(from: i64, n: i64) -> RecordBatch {
+        let schema = Arc::new(Schema::new(vec![Field::new("n", DataType::Int64, false)]));
+        RecordBatch::try_new(
+            schema,
+            vec![Arc::new(Int64Array::from_iter_values(from..from + n))],
+        )
+        .unwrap()
+    }
+
+    async fn count(t: &Delta) -> usize {
+        let table = t.load().await.unwrap().unwrap();
+        t.rows(&table, datafusion::logical_expr::lit(true))
+            .await
+            .unwrap()
+            .num_rows()
+    }
+
+    /// An append tried again as the same transaction (its first commit
+    /// landed, its answer lost) is not a second copy; a later transaction
+    /// of the writer, and another writer's, are appended; a table read
+    /// afresh (another process) knows the transactions too.
+    #[tokio::test]
+    async fn an_append_tried_again_as_its_transaction_is_made_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(&dir.path().display().to_string()).unwrap();
+        let t = Delta::new(&store, "tables/t", "the test table").unwrap();
+        let txn = |app: &str, version| Txn {
+            app_id: app.to_string(),
+            version,
+        };
+        t.append_once(rows(0, 3), "t", &txn("a", 1)).await.unwrap();
+        t.append_once(rows(0, 3), "t", &txn("a", 1)).await.unwrap();
+        assert_eq!(count(&t).await, 3);
+        t.append_once(rows(3, 2), "t", &txn("a", 2)).await.unwrap();
+        t.append_once(rows(5, 4), "t", &txn("b", 1)).await.unwrap();
+        assert_eq!(count(&t).await, 9);
+        let fresh = Delta::new(&store, "tables/t", "the test table").unwrap();
+        fresh
+            .append_once(rows(3, 2), "t", &txn("a", 2))
+            .await
+            .unwrap();
+        fresh
+            .append_once(rows(0, 3), "t", &txn("a", 1))
+            .await
+            .unwrap();
+        assert_eq!(count(&fresh).await, 9);
+        // Without a transaction an append is always made.
+        fresh
+            .commit_retrying(None, rows(0, 1), CommitProperties::default(), "t")
+            .await
+            .unwrap();
+        assert_eq!(count(&fresh).await, 10);
+    }
 }

@@ -798,9 +798,10 @@ async fn storage_faults_are_retried_or_failed_rows_and_leave_nothing_half_writte
     assert!(proxy.faults() > 10, "{} faults given", proxy.faults());
     // object_store retries a 5xx, a refused connection and a cut body of
     // a whole object; a cut answer to a listing, or to a request whose
-    // status was not 200, is an error it does not retry. Those reach
-    // quarry, which says what they cost: rows a run could not keep (read
-    // again by the next run), or the query that could not read the store.
+    // status was not 200, quarry's S3 store tries again (`store::steady`).
+    // What still fails (a read cut at every try, a write whose answer was
+    // cut) quarry says the cost of: rows a run could not keep (read again
+    // by the next run), or the query that could not read the store.
     if faulty.status.success() {
         assert!(
             got == want || failed_rows > 0 || err.contains("could not be kept in the store"),
@@ -876,6 +877,84 @@ async fn storage_faults_are_retried_or_failed_rows_and_leave_nothing_half_writte
         twice.contains("| 0 "),
         "calls rows written twice: {twice}{}",
         String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// A commit of the calls table that lands although its answer is lost (the
+/// log entry's put reached the store; the client heard nothing): the rows
+/// are not written a second time when the commit is tried again, at the
+/// next flush or by a retry of the put that finds the entry there. The
+/// proxy loses the answers to the first two puts of the calls table's log
+/// entries; every call is then one row, as in a run without the fault.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_calls_commit_whose_answer_was_lost_is_not_written_again() {
+    let bucket = "lostanswers";
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let local = trials(d, 12);
+    let s3 = crate::s3::bucket(bucket).await;
+    crate::s3::upload(&s3, &local, "trials").await;
+    let proto = d.join("protocol.toml");
+    std::fs::write(
+        &proto,
+        "name = \"lost\"\ninclusion = [\"a randomised trial\"]\n\
+         [[fields]]\nname = \"n\"\ndescription = \"Participants\"\ntype = \"integer\"\n",
+    )
+    .unwrap();
+    let (c, p) = (format!("s3://{bucket}/trials/"), proto.display());
+    let srv = TestServer::start(vec![], std::time::Duration::ZERO)
+        .await
+        .unwrap();
+    let counts = "SELECT (SELECT count(*) FROM calls) AS rows, count(*) AS distinct_rows FROM (SELECT DISTINCT call_id, attempt, started_at FROM calls)".to_string();
+    let queries = [
+        format!("SELECT count(*) FROM screen('{c}', '{p}')"),
+        format!("SELECT count(*) FROM extract('{c}', '{p}')"),
+    ];
+    // The calls table's (rows, distinct rows) after the run into `store`,
+    // reaching the server at `endpoint` (the proxy) when given.
+    let run = |store: String, endpoint: Option<String>| {
+        let cfg = d.join("run.toml");
+        let mut cmd = crate::common::sql_command_at(&srv.base_url(), &store, &cfg, &queries);
+        if let Some(e) = endpoint {
+            cmd.env("AWS_ENDPOINT_URL", e);
+        }
+        let run = cmd.output().unwrap();
+        let err = String::from_utf8_lossy(&run.stderr).to_string();
+        assert!(run.status.success(), "{err}");
+        let out = crate::common::sql_command_at(
+            &srv.base_url(),
+            &store,
+            &cfg,
+            std::slice::from_ref(&counts),
+        )
+        .output()
+        .unwrap();
+        let table = String::from_utf8_lossy(&out.stdout).to_string();
+        eprintln!("calls in {store}: {table}stderr: {err}");
+        let row = table
+            .lines()
+            .find(|l| l.starts_with("| ") && l.chars().any(|c| c.is_ascii_digit()))
+            .unwrap_or_else(|| {
+                panic!("no counts: {table}{}", String::from_utf8_lossy(&out.stderr))
+            });
+        let n: Vec<String> = row
+            .split('|')
+            .map(str::trim)
+            .filter(|c| !c.is_empty())
+            .map(str::to_string)
+            .collect();
+        n
+    };
+    let clean = run(format!("s3://{bucket}/clean/"), None);
+    assert_eq!(clean[0], clean[1], "a clean run's calls rows are distinct");
+    assert!(clean[0].parse::<usize>().unwrap() >= 24, "{clean:?}");
+    let proxy = crate::s3::StorageProxy::losing_answers("/tables/calls/_delta_log/", 2).await;
+    let faulty = run(format!("s3://{bucket}/faulty/"), Some(proxy.endpoint()));
+    use std::sync::atomic::Ordering::SeqCst;
+    assert_eq!(proxy.counts.lost.load(SeqCst), 2, "answers lost");
+    assert_eq!(
+        faulty, clean,
+        "calls rows and distinct rows after two lost answers, against a clean run's"
     );
 }
 

@@ -170,8 +170,29 @@ impl Drop for StorageProxy {
 impl StorageProxy {
     /// Starts the proxy in front of the S3 test server.
     pub async fn start(percent: usize, seed: u64) -> Self {
+        Self::serve(percent, seed, None).await
+    }
+
+    /// A proxy that passes every request on and loses the answers to the
+    /// first `n` PUTs whose path holds `pattern` (the write happens; the
+    /// client is not told).
+    pub async fn losing_answers(pattern: &str, n: usize) -> Self {
+        Self::serve(
+            0,
+            1,
+            Some((pattern.to_string(), std::sync::atomic::AtomicUsize::new(n))),
+        )
+        .await
+    }
+
+    async fn serve(
+        percent: usize,
+        seed: u64,
+        lose: Option<(String, std::sync::atomic::AtomicUsize)>,
+    ) -> Self {
         use std::sync::atomic::{AtomicU64, Ordering};
         use std::sync::Arc;
+        let lose = Arc::new(lose);
         let upstream = moto().port;
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let port = listener.local_addr().unwrap().port();
@@ -181,7 +202,7 @@ impl StorageProxy {
         let c = counts.clone();
         let task = tokio::spawn(async move {
             while let Ok((sock, _)) = listener.accept().await {
-                let (c, draws) = (c.clone(), draws.clone());
+                let (c, draws, lose) = (c.clone(), draws.clone(), lose.clone());
                 tokio::spawn(async move {
                     // One draw a request: xorshift over a shared state.
                     let draw = || {
@@ -197,7 +218,15 @@ impl StorageProxy {
                             }
                         }
                     };
-                    let _ = proxy_one(sock, upstream, &c, percent as u64, draw).await;
+                    let _ = proxy_one(
+                        sock,
+                        upstream,
+                        &c,
+                        percent as u64,
+                        draw,
+                        lose.as_ref().as_ref(),
+                    )
+                    .await;
                 });
             }
         });
@@ -233,13 +262,15 @@ fn closing(head: &str) -> String {
 }
 
 /// Reads one HTTP/1.1 request from `sock` (head, then Content-Length bytes)
-/// and passes it on to `upstream` or gives it a fault.
+/// and passes it on to `upstream` or gives it a fault (`lose`: a path's
+/// pattern and how many more PUTs to it lose their answer).
 async fn proxy_one(
     mut sock: tokio::net::TcpStream,
     upstream: u16,
     counts: &ProxyCounts,
     percent: u64,
     mut draw: impl FnMut() -> u64,
+    lose: Option<&(String, std::sync::atomic::AtomicUsize)>,
 ) -> std::io::Result<()> {
     use std::sync::atomic::Ordering::SeqCst;
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -278,7 +309,18 @@ async fn proxy_one(
     }
     counts.requests.fetch_add(1, SeqCst);
     let roll = draw();
-    let fault = (roll % 100 < percent).then_some((roll >> 8) % 5);
+    let mut fault = (roll % 100 < percent).then_some((roll >> 8) % 5);
+    if let Some((pattern, left)) = lose {
+        let line = head.lines().next().unwrap_or_default();
+        if line.starts_with("PUT ")
+            && line.contains(pattern.as_str())
+            && left
+                .fetch_update(SeqCst, SeqCst, |n| n.checked_sub(1))
+                .is_ok()
+        {
+            fault = Some(3);
+        }
+    }
     match fault {
         Some(k @ (0 | 1)) => {
             counts.errors.fetch_add(1, SeqCst);
