@@ -4,8 +4,9 @@
 use std::sync::{Arc, LazyLock};
 
 use datafusion::arrow::array::{
-    Array, ArrayRef, AsArray, BooleanArray, BooleanBuilder, Int32Array, Int32Builder, Int64Builder,
-    ListArray, RecordBatch, StringArray, StringBuilder, StructArray, TimestampMillisecondBuilder,
+    Array, ArrayRef, AsArray, BooleanArray, BooleanBuilder, Float32Builder, Int32Array,
+    Int32Builder, Int64Builder, ListArray, RecordBatch, StringArray, StringBuilder, StructArray,
+    TimestampMillisecondBuilder,
 };
 use datafusion::arrow::buffer::OffsetBuffer;
 use datafusion::arrow::datatypes::{DataType, Field, Fields, Schema, SchemaRef, TimeUnit};
@@ -120,6 +121,7 @@ pub static BLOCKS: LazyLock<SchemaRef> = LazyLock::new(|| {
         Field::new("char_start", DataType::Int64, false),
         Field::new("char_end", DataType::Int64, false),
         Field::new("cells", cells_type(), true),
+        Field::new("ocr_confidence", DataType::Float32, true),
     ]))
 });
 
@@ -302,6 +304,7 @@ pub fn blocks_batch(doc: &Document) -> Result<RecordBatch> {
     let mut text = StringBuilder::new();
     let mut cs = Int64Builder::new();
     let mut ce = Int64Builder::new();
+    let mut conf = Float32Builder::new();
     for (i, b) in doc.blocks.iter().enumerate() {
         ids.append_value(id);
         bid.append_value(i as i32);
@@ -311,6 +314,7 @@ pub fn blocks_batch(doc: &Document) -> Result<RecordBatch> {
         text.append_value(doc.block_text(b));
         cs.append_value(ix.char_of(b.start) as i64);
         ce.append_value(ix.char_of(b.end) as i64);
+        conf.append_option(b.confidence);
     }
     let cells = cells_array(&doc.blocks)?;
     debug_assert_eq!(cells.len(), n);
@@ -324,6 +328,7 @@ pub fn blocks_batch(doc: &Document) -> Result<RecordBatch> {
         Arc::new(cs.finish()),
         Arc::new(ce.finish()),
         cells,
+        Arc::new(conf.finish()),
     ];
     Ok(RecordBatch::try_new(BLOCKS.clone(), cols)?)
 }

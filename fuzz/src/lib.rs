@@ -1,16 +1,23 @@
 //! What every fuzz target checks beyond "does not crash": the invariants a
 //! caller of quarry relies on, so a wrong answer is a finding too.
 
+use quarry::ingest::ocr::OcrSpec;
 use quarry::ingest::{ingest_bytes, Document, IngestSpec, Status};
 use quarry::source::Entry;
 
 /// Ingests `data` as a file with extension `ext` (the whole path a corpus
 /// file takes: sniff, extract, clean, lay out, hash, count tokens) and
-/// checks the document it gives.
+/// checks the document it gives. OCR is off: it runs Tesseract, another
+/// program, on a page's image, and would make every input with an image a
+/// process started.
 pub fn ingest(ext: &str, data: &[u8]) -> Document {
     let name = format!("fuzz.{ext}");
     let entry = Entry::local(std::path::Path::new(&name), data.len() as u64);
-    let doc = ingest_bytes(entry, data, &IngestSpec::default());
+    let spec = IngestSpec {
+        ocr: OcrSpec::never(),
+        ..IngestSpec::default()
+    };
+    let doc = ingest_bytes(entry, data, &spec);
     check_document(&doc);
     doc
 }

@@ -194,7 +194,10 @@ pub fn tables_of(doc: &Document) -> Vec<TableIn> {
             caption: caption_text,
             notes,
             cells: b.cells.clone(),
-            layout: doc.extractor.as_deref() == Some("pdf"),
+            layout: doc
+                .extractor
+                .as_deref()
+                .is_some_and(|x| x.starts_with("pdf")),
         });
     }
     out
@@ -530,6 +533,7 @@ mod tests {
                 } else {
                     Vec::new()
                 },
+                confidence: None,
             });
             d.text.push('\n');
         }

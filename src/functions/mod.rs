@@ -40,6 +40,7 @@ use futures::StreamExt;
 use crate::corpus::CorpusOptions;
 use crate::engine::Preset;
 use crate::ingest::cleaners::CleanerSet;
+use crate::ingest::ocr::{self, OcrMode};
 use crate::ingest::Document;
 use crate::source::Source;
 use crate::store::Store;
@@ -193,7 +194,14 @@ pub fn parse_bool(v: &str) -> Option<bool> {
 }
 
 /// The corpus options every table function accepts.
-pub const CORPUS_OPTIONS: &[&str] = &["recursive", "clean", "max_bytes", "tokenizer"];
+pub const CORPUS_OPTIONS: &[&str] = &[
+    "recursive",
+    "clean",
+    "max_bytes",
+    "tokenizer",
+    "ocr",
+    "ocr_lang",
+];
 
 /// Applies corpus options from a parsed map.
 pub fn corpus_options(opts: &BTreeMap<String, String>, usage: &str) -> Result<CorpusOptions> {
@@ -211,6 +219,26 @@ pub fn corpus_options(opts: &BTreeMap<String, String>, usage: &str) -> Result<Co
         c.ingest.max_bytes = v.parse().or_else(|_| {
             plan_err!("{usage}: max_bytes must be a whole number of bytes, got '{v}'")
         })?;
+    }
+    if let Some(v) = opts.get("ocr") {
+        c.ingest.ocr.mode = match OcrMode::parse(v) {
+            Some(m) => m,
+            None => return plan_err!("{usage}: ocr must be auto, always or never, got '{v}'"),
+        };
+    }
+    if let Some(v) = opts.get("ocr_lang") {
+        if !ocr::valid_lang(v) {
+            return plan_err!(
+                "{usage}: ocr_lang must be Tesseract language names joined by '+' (eng, eng+deu), got '{v}'"
+            );
+        }
+        c.ingest.ocr.lang = v.clone();
+    }
+    // Asked for, OCR that cannot run is refused before anything is read.
+    if c.ingest.ocr.mode == OcrMode::Always || opts.contains_key("ocr_lang") {
+        if let Err(e) = ocr::available(&c.ingest.ocr.lang) {
+            return plan_err!("{usage}: ocr={}: {e}", c.ingest.ocr.mode.as_str());
+        }
     }
     if let Some(v) = opts.get("tokenizer") {
         c.ingest.tokenizer = Tokenizer::parse(v).map_or_else(

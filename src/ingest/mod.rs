@@ -7,6 +7,7 @@ pub mod docx;
 pub mod html;
 pub mod jats;
 pub mod md;
+pub mod ocr;
 pub mod pdf;
 pub mod sniff;
 pub mod txt;
@@ -23,7 +24,7 @@ use quarry_udfs::Tokenizer;
 
 /// The version of the extractors and cleaners: part of every ingest cache
 /// key, so a changed extractor never serves stale text.
-pub const INGEST_VERSION: &str = "ingest-3";
+pub const INGEST_VERSION: &str = "ingest-4";
 
 /// How many files have been parsed by this process (cache hits excluded).
 pub static PARSE_COUNT: AtomicU64 = AtomicU64::new(0);
@@ -105,6 +106,8 @@ pub struct RawBlock {
     pub section: Option<String>,
     /// Table cells (tables only).
     pub cells: Vec<Cell>,
+    /// The mean confidence (0 to 1) of its words where OCR read it.
+    pub confidence: Option<f32>,
 }
 
 impl RawBlock {
@@ -116,6 +119,7 @@ impl RawBlock {
             page: None,
             section: None,
             cells: Vec::new(),
+            confidence: None,
         }
     }
 }
@@ -229,6 +233,8 @@ pub struct Block {
     pub end: usize,
     /// Table cells.
     pub cells: Vec<Cell>,
+    /// OCR's mean word confidence (0 to 1) where OCR read the block.
+    pub confidence: Option<f32>,
 }
 
 /// A document's status.
@@ -334,6 +340,8 @@ pub struct IngestSpec {
     pub max_bytes: u64,
     /// How tokens are counted.
     pub tokenizer: Tokenizer,
+    /// When pages and images are read by OCR, and in which languages.
+    pub ocr: ocr::OcrSpec,
 }
 
 impl Default for IngestSpec {
@@ -342,6 +350,7 @@ impl Default for IngestSpec {
             cleaners: CleanerSet::default(),
             max_bytes: 256 * 1024 * 1024,
             tokenizer: Tokenizer::default(),
+            ocr: ocr::OcrSpec::default(),
         }
     }
 }
@@ -350,10 +359,12 @@ impl IngestSpec {
     /// A stable string of the spec, hashed into cache keys.
     pub fn fingerprint(&self) -> String {
         format!(
-            "{INGEST_VERSION};clean={};max_bytes={};tok={}",
+            "{INGEST_VERSION};clean={};max_bytes={};tok={};ocr={}:{}",
             self.cleaners.names().join("+"),
             self.max_bytes,
-            self.tokenizer.name()
+            self.tokenizer.name(),
+            self.ocr.mode.as_str(),
+            self.ocr.lang
         )
     }
 }
@@ -368,10 +379,11 @@ pub fn extractor_for(ext: &str) -> Result<&'static str, String> {
         "docx" => "docx",
         "pdf" => "pdf",
         "nxml" | "xml" => "jats",
+        "png" | "jpg" | "jpeg" | "tif" | "tiff" | "bmp" | "gif" | "webp" | "jp2" => "image",
         "doc" => return Err("legacy Word .doc is not supported: save it as .docx (Word, LibreOffice: File > Save As)".into()),
         "rtf" => return Err("RTF is not supported: save it as .docx or .txt".into()),
         "odt" => return Err("OpenDocument .odt is not supported: save it as .docx".into()),
-        other => return Err(format!("no extractor for .{other} files; supported: txt, csv, tsv, md, html, docx, pdf, nxml/xml (JATS)")),
+        other => return Err(format!("no extractor for .{other} files; supported: txt, csv, tsv, md, html, docx, pdf, nxml/xml (JATS), and images by OCR (png, jpg, tif, bmp, gif, webp, jp2)")),
     })
 }
 
@@ -424,7 +436,8 @@ pub fn ingest_bytes(entry: Entry, bytes: &[u8], spec: &IngestSpec) -> Document {
         "md" => md::extract(bytes),
         "html" => html::extract(bytes),
         "docx" => docx::extract(bytes),
-        "pdf" => pdf::extract(bytes),
+        "pdf" => pdf::extract_with(bytes, &spec.ocr),
+        "image" => ocr::extract_image(bytes, &spec.ocr),
         "jats" => jats::extract(bytes),
         _ => Err(format!("no extractor named {extractor}")),
     });
@@ -464,6 +477,7 @@ pub fn finish(entry: Entry, extracted: Extracted, spec: &IngestSpec) -> Document
             start,
             end: text.len(),
             cells: b.cells,
+            confidence: b.confidence,
         });
     }
     let mut doc = Document::empty(entry, Status::Ok, Some(extracted.extractor), None);

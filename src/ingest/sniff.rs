@@ -87,6 +87,24 @@ pub fn check(bytes: &[u8], extractor: &str, ext: &str) -> Result<(), String> {
                 "the file is named {named} but is not a PDF (no %PDF header): it may be corrupt or mislabelled; check where it came from"
             )),
         },
+        "image" => match found {
+            Some(m) if m.ends_with(" image") => Ok(()),
+            // BMP, WebP and JPEG 2000 are left for Tesseract to judge.
+            None if bytes.starts_with(b"BM")
+                || (bytes.len() > 12 && &bytes[8..12] == b"WEBP")
+                || bytes.starts_with(b"\0\0\0\x0cjP")
+                || bytes.starts_with(b"\xff\x4f\xff\x51") =>
+            {
+                Ok(())
+            }
+            Some("a RIFF media file") if bytes.len() > 12 && &bytes[8..12] == b"WEBP" => Ok(()),
+            Some(m) => Err(format!(
+                "the file is named {named} but its content is {m}: rename it to its real type or remove it"
+            )),
+            None => Err(format!(
+                "the file is named {named} but is not an image quarry knows (PNG, JPEG, TIFF, BMP, GIF, WebP, JPEG 2000): it may be corrupt or mislabelled; check where it came from"
+            )),
+        },
         "docx" => match found {
             Some(m) if m.starts_with("a ZIP") => Ok(()),
             Some(m) if m.starts_with("a legacy Office") => Err(

@@ -344,7 +344,14 @@ pub(crate) fn shared_settings(p: &mut Problems, v: &Value) -> Shared {
     p.keys(
         ing,
         "ingest",
-        &["recursive", "clean", "max_bytes", "tokenizer"],
+        &[
+            "recursive",
+            "clean",
+            "max_bytes",
+            "tokenizer",
+            "ocr",
+            "ocr_lang",
+        ],
     );
     let mut ingest = Vec::new();
     if let Some(o) = ing.as_object() {

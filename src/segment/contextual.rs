@@ -268,6 +268,7 @@ mod tests {
                 start: pos,
                 end: pos + p.len(),
                 cells: vec![],
+                confidence: None,
             });
             pos += p.len() + 2;
         }

@@ -394,6 +394,7 @@ pub fn paragraph_blocks(text: &str) -> Vec<Block> {
                 start,
                 end,
                 cells: vec![],
+                confidence: None,
             });
         }
     }

@@ -318,6 +318,10 @@ fn decode_document(entry: Entry, bytes: Bytes) -> Result<Document> {
                     .clone()
             })
             .ok_or_else(|| bad("no page column".into()))?;
+        let confidence = batch.column_by_name("ocr_confidence").map(|c| {
+            c.as_primitive::<datafusion::arrow::datatypes::Float32Type>()
+                .clone()
+        });
         for row in 0..batch.num_rows() {
             if !doc.text.is_empty() {
                 doc.text.push_str("\n\n");
@@ -331,6 +335,10 @@ fn decode_document(entry: Entry, bytes: Bytes) -> Result<Document> {
                 start,
                 end: doc.text.len(),
                 cells: tables::cells_from(batch, row),
+                confidence: confidence
+                    .as_ref()
+                    .filter(|c| !c.is_null(row))
+                    .map(|c| c.value(row)),
             });
         }
     }

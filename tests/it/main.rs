@@ -14,6 +14,7 @@ mod embed;
 mod extract;
 mod llama;
 mod model;
+mod ocr;
 mod pdf;
 mod readme;
 mod records;

@@ -117,8 +117,21 @@ pub struct PageContent {
     pub unmapped: usize,
     /// Images drawn.
     pub images: usize,
+    /// Image XObjects drawn, with where (for OCR of a scanned page).
+    pub drawn: Vec<Drawn>,
     /// A problem reading the page's content, if any.
     pub problem: Option<String>,
+}
+
+/// An image XObject drawn on a page.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Drawn {
+    /// The image's object, where it is one (not an inline dictionary).
+    pub id: Option<ObjectId>,
+    /// Where it is drawn: left, top, right, bottom (points from the top left).
+    pub bbox: [f32; 4],
+    /// Whether it is drawn upright (not turned or mirrored).
+    pub upright: bool,
 }
 
 /// Fonts loaded once per document, keyed by object id.
@@ -294,6 +307,13 @@ pub fn orient(page: &mut PageContent) {
             y1: y0.max(y1),
         };
     }
+    for d in &mut page.drawn {
+        let [bx0, by0, bx1, by1] = d.bbox;
+        let (x0, x1) = (along((bx0, by0)) - min_x, along((bx1, by1)) - min_x);
+        let (y0, y1) = (across((bx0, by0)) - min_y, across((bx1, by1)) - min_y);
+        d.bbox = [x0.min(x1), y0.min(y1), x0.max(x1), y0.max(y1)];
+        d.upright &= k == 0;
+    }
     page.width = max_x - min_x;
     page.height = max_y - min_y;
 }
@@ -443,7 +463,35 @@ impl<'a> Interp<'a> {
                         continue;
                     };
                     match stream.dict.get(b"Subtype").and_then(|o| o.as_name()) {
-                        Ok(b"Image") => self.out.images += 1,
+                        Ok(b"Image") => {
+                            self.out.images += 1;
+                            let c = gs.ctm;
+                            let pts = [
+                                c.apply(0.0, 0.0),
+                                c.apply(1.0, 0.0),
+                                c.apply(0.0, 1.0),
+                                c.apply(1.0, 1.0),
+                            ];
+                            let xs = pts.iter().map(|p| p.0);
+                            let ys = pts.iter().map(|p| p.1);
+                            let bbox = [
+                                xs.clone().fold(f32::MAX, f32::min),
+                                ys.clone().fold(f32::MAX, f32::min),
+                                xs.fold(f32::MIN, f32::max),
+                                ys.fold(f32::MIN, f32::max),
+                            ];
+                            // Upright: the image's top row (unit y = 1) is
+                            // drawn above its bottom one, left to right.
+                            let upright = pts[2].1 < pts[0].1 && pts[1].0 > pts[0].0;
+                            self.out.drawn.push(Drawn {
+                                id: match obj {
+                                    Object::Reference(id) => Some(*id),
+                                    _ => None,
+                                },
+                                bbox,
+                                upright,
+                            });
+                        }
                         Ok(b"Form") if depth < MAX_DEPTH => {
                             let m = match stream.dict.get(b"Matrix") {
                                 Ok(Object::Array(v)) => {

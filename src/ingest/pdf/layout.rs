@@ -20,6 +20,8 @@ pub struct Word {
     pub size: f32,
     /// Bold.
     pub bold: bool,
+    /// OCR's confidence in the word (0 to 1); `None` for a text layer's.
+    pub conf: Option<f32>,
 }
 
 impl Word {
@@ -141,6 +143,7 @@ pub fn words(page: &PageContent) -> Vec<Word> {
                         y: g.y,
                         size: g.size,
                         bold: g.bold,
+                        conf: None,
                     },
                     n,
                     if g.bold { n } else { 0 },

@@ -7,6 +7,7 @@
 pub mod fonts;
 pub mod interp;
 pub mod layout;
+pub mod scan;
 pub mod table;
 
 use std::collections::{BTreeMap, HashMap, HashSet};
@@ -14,6 +15,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use lopdf::Document;
 use rayon::prelude::*;
 
+use super::ocr::{OcrMode, OcrSpec};
 use super::{table_columns, BlockKind, Cell, Extracted, RawBlock};
 use interp::{FontCache, Rule};
 use layout::{LBlock, Line};
@@ -36,6 +38,10 @@ pub struct PageLines {
     pub glyphs: usize,
     /// Images drawn.
     pub images: usize,
+    /// Image XObjects drawn, with where.
+    pub drawn: Vec<interp::Drawn>,
+    /// Whether its lines were read by OCR.
+    pub ocr: bool,
     /// Content problem, if any.
     pub problem: Option<String>,
 }
@@ -113,6 +119,8 @@ pub fn page_lines(doc: &Document) -> Vec<PageLines> {
                 unmapped: pc.unmapped,
                 glyphs,
                 images: pc.images,
+                drawn: pc.drawn,
+                ocr: false,
                 problem: pc.problem,
             }
         })
@@ -318,8 +326,13 @@ fn join_lines(lines: &[Line], vocab: &HashSet<String>) -> String {
     out
 }
 
-/// Extracts a PDF.
+/// Extracts a PDF from its text layer alone (no OCR).
 pub fn extract(bytes: &[u8]) -> Result<Extracted, String> {
+    extract_with(bytes, &OcrSpec::never())
+}
+
+/// Extracts a PDF, reading pages by OCR as `ocr` says.
+pub fn extract_with(bytes: &[u8], ocr: &OcrSpec) -> Result<Extracted, String> {
     let doc = open(bytes)?;
     let n_pages = doc.get_pages().len() as u32;
     if n_pages == 0 {
@@ -329,20 +342,71 @@ pub fn extract(bytes: &[u8]) -> Result<Extracted, String> {
         return Err("the PDF has no pages: export it again from its source".into());
     }
     let mut pages = page_lines(&doc);
-    drop(doc);
     let mut notes = Vec::new();
+    let scanned = scan::read_pages(&doc, bytes, &mut pages, ocr)?;
+    drop(doc);
     let mut no_text = Vec::new();
     let mut unmapped = Vec::new();
     for p in &pages {
+        if p.ocr {
+            continue;
+        }
         if p.glyphs == 0 {
             no_text.push(p.number);
         } else if p.unmapped * 5 > p.glyphs {
             unmapped.push(p.number);
         }
+    }
+    for p in &pages {
         if let Some(pr) = &p.problem {
             notes.push(format!("page {}: {pr}", p.number));
         }
     }
+    notes.extend(scanned.notes.iter().cloned());
+    if !no_text.is_empty() {
+        let why = match (&scanned.unavailable, ocr.mode) {
+            (_, OcrMode::Never) => {
+                "they were not read because ocr=never: read them with ocr=auto".to_string()
+            }
+            (Some(e), _) => format!("OCR could not read them: {e}"),
+            (None, _) if no_text.iter().all(|n| scanned.failed.contains(n)) => {
+                "OCR could not read them (see above)".to_string()
+            }
+            (None, _) => {
+                "they draw no image to read by OCR (blank, or drawn as shapes)".to_string()
+            }
+        };
+        notes.push(format!(
+            "{} of {} pages have no text layer (pages {}): {why}",
+            no_text.len(),
+            n_pages,
+            ranges(&no_text)
+        ));
+    }
+    if !unmapped.is_empty() {
+        notes.push(format!(
+            "pages {} use fonts with no Unicode mapping: their text could not be decoded and was left out rather than guessed{}",
+            ranges(&unmapped),
+            match (&scanned.unavailable, ocr.mode) {
+                (_, OcrMode::Never) => " (ocr=auto would read them by OCR)".to_string(),
+                (Some(e), _) => format!(" (OCR could not read them: {e})"),
+                (None, _) => String::new(),
+            }
+        ));
+    }
+    let extractor = if scanned.pages > 0 { "pdf+ocr" } else { "pdf" };
+    Ok(lay_out(pages, n_pages, notes, extractor))
+}
+
+/// Blocks in reading order from pages of lines (a PDF's, or OCR'd images'):
+/// running heads and feet dropped, tables found, headings, captions and
+/// footnotes told apart, tables continued on the next page joined.
+pub fn lay_out(
+    mut pages: Vec<PageLines>,
+    n_pages: u32,
+    notes: Vec<String>,
+    extractor: &'static str,
+) -> Extracted {
     let removed = strip_running(&mut pages);
     // Body size: the size most characters are set in.
     let mut sizes: HashMap<i32, usize> = HashMap::new();
@@ -395,6 +459,7 @@ pub fn extract(bytes: &[u8]) -> Result<Extracted, String> {
                 let cells: Vec<Cell> = cells.iter().map(Cell::from).collect();
                 let mut rb = RawBlock::new(BlockKind::Table, super::table_text(&cells));
                 rb.cells = cells;
+                rb.confidence = confidence(&b.lines);
                 rb.page = Some(number);
                 rb.section = section.clone();
                 out.push(rb);
@@ -462,32 +527,33 @@ pub fn extract(bytes: &[u8]) -> Result<Extracted, String> {
             let mut rb = RawBlock::new(kind, t.to_string());
             rb.page = Some(number);
             rb.section = section.clone();
+            rb.confidence = confidence(&b.lines);
             out.push(rb);
         }
     }
-    if !no_text.is_empty() {
-        notes.push(format!(
-            "{} of {} pages have no text layer (pages {}): they are scanned images and need OCR (for example `ocrmypdf in.pdf out.pdf`) to be read",
-            no_text.len(),
-            n_pages,
-            ranges(&no_text)
-        ));
-    }
-    if !unmapped.is_empty() {
-        notes.push(format!(
-            "pages {} use fonts with no Unicode mapping: their text could not be decoded and was left out rather than guessed",
-            ranges(&unmapped)
-        ));
-    }
     let mut removed_map = BTreeMap::new();
     removed_map.insert("headers_footers".to_string(), removed);
-    Ok(Extracted {
+    Extracted {
         blocks: join_continued(out),
         pages: Some(n_pages),
-        extractor: "pdf",
+        extractor,
         notes,
         removed: removed_map,
-    })
+    }
+}
+
+/// The mean OCR confidence of a block's words, weighted by their length;
+/// `None` when none was read by OCR.
+fn confidence(lines: &[Line]) -> Option<f32> {
+    let (mut sum, mut n) = (0.0f64, 0usize);
+    for w in lines.iter().flat_map(|l| &l.words) {
+        if let Some(c) = w.conf {
+            let k = w.text.chars().count().max(1);
+            sum += f64::from(c) * k as f64;
+            n += k;
+        }
+    }
+    (n > 0).then(|| (sum / n as f64) as f32)
 }
 
 /// A table continued on the next page joined to its first part: the next
@@ -576,7 +642,7 @@ fn joined_parts(mut first: RawBlock, second: RawBlock) -> RawBlock {
 }
 
 /// "1-3, 7".
-fn ranges(v: &[u32]) -> String {
+pub fn ranges(v: &[u32]) -> String {
     let mut out: Vec<String> = Vec::new();
     let mut i = 0;
     while i < v.len() {

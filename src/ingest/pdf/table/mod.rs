@@ -133,6 +133,7 @@ pub(crate) mod fixture {
                     y,
                     size: 10.0,
                     bold: false,
+                    conf: None,
                 };
                 x = w.x1 + 2.5;
                 w
