@@ -77,12 +77,7 @@ impl Styles {
                     }
                     b"name" => {
                         if let (Some(c), Some(v)) = (cur.as_mut(), attr(&e, b"val")) {
-                            let v = v.to_ascii_lowercase();
-                            if let Some(n) = v.strip_prefix("heading ") {
-                                c.1 .1 = n.trim().parse::<u32>().ok().map(|n| n.saturating_sub(1));
-                            } else if v == "title" {
-                                c.1 .1 = Some(0);
-                            }
+                            c.1 .1 = heading_level(&v);
                         }
                     }
                     b"outlineLvl" => {
@@ -109,8 +104,14 @@ impl Styles {
         Self { styles }
     }
 
-    /// The outline level (0 = top) of a paragraph style, following `basedOn`.
+    /// The outline level (0 = top) of a paragraph style, following `basedOn`;
+    /// a style the styles part does not define is judged by its id
+    /// ("Heading1", "berschrift1", "Titre2": Word's ids are its localised
+    /// names less spaces and non-ASCII letters).
     fn level(&self, id: &str) -> Option<u32> {
+        if !self.styles.contains_key(id) {
+            return heading_level(id);
+        }
         let mut id = id.to_string();
         for _ in 0..16 {
             let (lvl, by_name, based) = self.styles.get(&id)?;
@@ -124,6 +125,89 @@ impl Styles {
         }
         None
     }
+}
+
+/// Word's heading style "Heading N" in its interface languages (Word
+/// stores a localised name where the document was made by another
+/// program, or its style was copied), each also as Word writes it in a
+/// style id: spaces and non-ASCII letters left out ("Überschrift 1" is
+/// `berschrift1`, "Título 1" `Ttulo1`).
+const HEADING_NAMES: &[&str] = &[
+    "heading",
+    "überschrift",
+    "titre",
+    "título",
+    "titulo",
+    "titolo",
+    "títol",
+    "titlu",
+    "kop",
+    "nagłówek",
+    "заголовок",
+    "заглавие",
+    "rubrik",
+    "overskrift",
+    "otsikko",
+    "nadpis",
+    "címsor",
+    "başlık",
+    "naslov",
+    "judul",
+    "pealkiri",
+    "virsraksts",
+    "antraštė",
+    "επικεφαλίδα",
+    "見出し",
+    "标题",
+    "標題",
+    "제목",
+    "כותרת",
+    "عنوان",
+    "หัวเรื่อง",
+    "đầu đề",
+];
+
+/// Word's "Title" style in its interface languages.
+const TITLE_NAMES: &[&str] = &[
+    "title",
+    "titel",
+    "titre",
+    "título",
+    "titulo",
+    "titolo",
+    "títol",
+    "titlu",
+    "tytuł",
+    "название",
+    "otsikko",
+    "název",
+    "cím",
+    "konu başlığı",
+    "表題",
+    "标题",
+    "標題",
+    "제목",
+];
+
+/// A style name's heading level (0 = the top, "Heading 1" and "Title"),
+/// in any of Word's interface languages, spelt as a name or as an id.
+pub fn heading_level(name: &str) -> Option<u32> {
+    let lower = name.trim().to_lowercase();
+    let digits = lower.len() - lower.trim_end_matches(|c: char| c.is_ascii_digit()).len();
+    let (word, number) = lower.split_at(lower.len() - digits);
+    let word = word.trim_end_matches([' ', '_', '-']);
+    // An id drops what is not ASCII: compare that way too.
+    let ascii = |s: &str| -> String { s.chars().filter(|c| c.is_ascii_alphanumeric()).collect() };
+    let is = |names: &[&str]| {
+        names.iter().any(|n| {
+            *n == word || (word.is_ascii() && ascii(n).len() >= 3 && ascii(n) == ascii(word))
+        })
+    };
+    if number.is_empty() {
+        return is(TITLE_NAMES).then_some(0);
+    }
+    let n: u32 = number.parse().ok()?;
+    (is(HEADING_NAMES) && (1..=9).contains(&n)).then(|| n - 1)
 }
 
 /// Footnote or endnote id → text.
@@ -280,19 +364,26 @@ pub fn extract(bytes: &[u8]) -> Result<Extracted, String> {
     let mut in_rpr = false;
     let mut in_del = 0u32;
 
-    let mut emit_notes =
-        |cited: &[(bool, String)], blocks: &mut Vec<RawBlock>, section: &Option<String>| {
-            for (end, id) in cited {
-                let src = if *end { &endnotes } else { &footnotes };
-                if let Some(t) = src.get(id).filter(|t| !t.is_empty()) {
-                    let n = note_numbers.len() + 1;
-                    let n = *note_numbers.entry((*end, id.clone())).or_insert(n);
-                    let mut b = RawBlock::new(BlockKind::Footnote, format!("[{n}] {t}"));
-                    b.section = section.clone();
-                    blocks.push(b);
-                }
+    // A note cited twice is placed once, after the first paragraph citing it.
+    let mut placed: std::collections::HashSet<(bool, String)> = Default::default();
+    let emit_notes = |cited: &[(bool, String)],
+                      blocks: &mut Vec<RawBlock>,
+                      section: &Option<String>,
+                      numbers: &HashMap<(bool, String), usize>,
+                      placed: &mut std::collections::HashSet<(bool, String)>| {
+        for key in cited {
+            let src = if key.0 { &endnotes } else { &footnotes };
+            let (Some(t), Some(n)) = (src.get(&key.1).filter(|t| !t.is_empty()), numbers.get(key))
+            else {
+                continue;
+            };
+            if placed.insert(key.clone()) {
+                let mut b = RawBlock::new(BlockKind::Footnote, format!("[{n}] {t}"));
+                b.section = section.clone();
+                blocks.push(b);
             }
-        };
+        }
+    };
 
     loop {
         let ev = r.read_event().map_err(|e| {
@@ -352,9 +443,17 @@ pub fn extract(bytes: &[u8]) -> Result<Extracted, String> {
                         p.text.push('\n');
                     }
                 }
-                b"footnoteReference" | b"endnoteReference" => {
+                b"footnoteReference" | b"endnoteReference" if in_del == 0 => {
                     let end = e.local_name().as_ref() == b"endnoteReference";
                     if let (Some(p), Some(id)) = (para.as_mut(), attr(&e, b"id")) {
+                        // The note's number where it is cited ("...[2]"),
+                        // the note itself after the paragraph as "[2] ...".
+                        let src = if end { &endnotes } else { &footnotes };
+                        if src.get(&id).is_some_and(|t| !t.is_empty()) {
+                            let n = note_numbers.len() + 1;
+                            let n = *note_numbers.entry((end, id.clone())).or_insert(n);
+                            p.text.push_str(&format!("[{n}]"));
+                        }
                         p.notes.push((end, id));
                     }
                 }
@@ -425,7 +524,7 @@ pub fn extract(bytes: &[u8]) -> Result<Extracted, String> {
                             .and_then(|s| styles.as_ref().and_then(|st| st.level(s)))
                     });
                     if text.is_empty() {
-                        emit_notes(&p.notes, &mut blocks, &section);
+                        emit_notes(&p.notes, &mut blocks, &section, &note_numbers, &mut placed);
                         continue;
                     }
                     let kind = if level.is_some() {
@@ -445,7 +544,7 @@ pub fn extract(bytes: &[u8]) -> Result<Extracted, String> {
                     let mut b = RawBlock::new(kind, text);
                     b.section = section.clone();
                     blocks.push(b);
-                    emit_notes(&p.notes, &mut blocks, &section);
+                    emit_notes(&p.notes, &mut blocks, &section, &note_numbers, &mut placed);
                 }
                 b"tc" => {
                     if let Some(t) = tables.last_mut() {
@@ -493,7 +592,7 @@ pub fn extract(bytes: &[u8]) -> Result<Extracted, String> {
                         b.cells = t.cells;
                         blocks.push(b);
                     }
-                    emit_notes(&t.notes, &mut blocks, &section);
+                    emit_notes(&t.notes, &mut blocks, &section, &note_numbers, &mut placed);
                 }
                 _ => {}
             },
@@ -564,7 +663,7 @@ pub(crate) mod tests {
                 (BlockKind::Heading, "Methoden", Some("Methoden")),
                 (
                     BlockKind::Paragraph,
-                    "Wir haben 40 Patienten & Ärzte eingeschlossen.",
+                    "Wir haben 40 Patienten & Ärzte[1] eingeschlossen.",
                     Some("Methoden")
                 ),
                 (BlockKind::Footnote, "[1] Siehe Anhang.", Some("Methoden")),
@@ -573,5 +672,79 @@ pub(crate) mod tests {
         );
         assert!(x.blocks[3].cells[0].bold);
         assert!(!x.blocks[3].cells[3].bold);
+    }
+
+    #[test]
+    fn headings_by_localised_style_names_and_ids() {
+        for (name, level) in [
+            ("heading 1", Some(0)),
+            ("Heading2", Some(1)),
+            ("Überschrift 1", Some(0)),
+            ("berschrift3", Some(2)),
+            ("Titre 1", Some(0)),
+            ("Título 2", Some(1)),
+            ("Ttulo2", Some(1)),
+            ("Titolo 3", Some(2)),
+            ("Kop 1", Some(0)),
+            ("Nagłówek 2", Some(1)),
+            ("Заголовок 1", Some(0)),
+            ("見出し 2", Some(1)),
+            ("标题 1", Some(0)),
+            ("Title", Some(0)),
+            ("Titel", Some(0)),
+            ("Titre", Some(0)),
+            ("heading 1 Char", None),
+            ("TOC Heading", None),
+            ("toc 1", None),
+            ("Normal", None),
+            ("List Paragraph", None),
+            ("heading 10", None),
+            ("Caption", None),
+        ] {
+            assert_eq!(heading_level(name), level, "{name}");
+        }
+        // Names in the styles part (no outline level), and ids of styles
+        // the part does not define.
+        let styles = r#"<w:style w:type="paragraph" w:styleId="Titre1"><w:name w:val="Titre 1"/></w:style>
+          <w:style w:type="paragraph" w:styleId="a1"><w:name w:val="見出し 2"/></w:style>
+          <w:style w:type="paragraph" w:styleId="Corps"><w:name w:val="Corps de texte"/></w:style>"#;
+        let body = r#"<w:p><w:pPr><w:pStyle w:val="Titre1"/></w:pPr><w:r><w:t>Méthodes</w:t></w:r></w:p>
+          <w:p><w:pPr><w:pStyle w:val="a1"/></w:pPr><w:r><w:t>方法</w:t></w:r></w:p>
+          <w:p><w:pPr><w:pStyle w:val="Ttulo2"/></w:pPr><w:r><w:t>Pacientes</w:t></w:r></w:p>
+          <w:p><w:pPr><w:pStyle w:val="Corps"/></w:pPr><w:r><w:t>Texte.</w:t></w:r></w:p>"#;
+        let x = extract(&make_docx(body, styles, "")).unwrap();
+        let kinds: Vec<(BlockKind, &str)> =
+            x.blocks.iter().map(|b| (b.kind, b.text.as_str())).collect();
+        assert_eq!(
+            kinds,
+            [
+                (BlockKind::Heading, "Méthodes"),
+                (BlockKind::Heading, "方法"),
+                (BlockKind::Heading, "Pacientes"),
+                (BlockKind::Paragraph, "Texte."),
+            ]
+        );
+        assert_eq!(x.blocks[3].section.as_deref(), Some("Pacientes"));
+    }
+
+    #[test]
+    fn notes_are_numbered_where_cited_and_placed_once_after_the_first_citing_paragraph() {
+        let notes = r#"<w:footnote w:id="2"><w:p><w:r><w:t>First note.</w:t></w:r></w:p></w:footnote>
+          <w:footnote w:id="3"><w:p><w:r><w:t>Second note.</w:t></w:r></w:p></w:footnote>"#;
+        let body = r#"<w:p><w:r><w:t>One</w:t></w:r><w:r><w:footnoteReference w:id="3"/></w:r><w:r><w:t xml:space="preserve"> two</w:t></w:r><w:r><w:footnoteReference w:id="2"/></w:r></w:p>
+          <w:p><w:r><w:t>Again</w:t></w:r><w:r><w:footnoteReference w:id="3"/></w:r><w:r><w:footnoteReference w:id="9"/></w:r></w:p>
+          <w:p><w:del><w:r><w:footnoteReference w:id="2"/></w:r></w:del><w:r><w:t>Kept.</w:t></w:r></w:p>"#;
+        let x = extract(&make_docx(body, "", notes)).unwrap();
+        let texts: Vec<&str> = x.blocks.iter().map(|b| b.text.as_str()).collect();
+        assert_eq!(
+            texts,
+            [
+                "One[1] two[2]",
+                "[1] Second note.",
+                "[2] First note.",
+                "Again[1]",
+                "Kept."
+            ]
+        );
     }
 }
