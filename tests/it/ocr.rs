@@ -14,7 +14,9 @@ use crate::common::{ctx, quarry, strings, table};
 
 #[path = "../support/scans.rs"]
 mod scans;
-use scans::{bilevel, image_pdf, missed, paper, pgm, recall, render, tiff, words, Scan};
+use scans::{
+    bilevel, image_pdf, missed, paper, pgm, recall, render, stamped_pdf, tiff, words, Scan,
+};
 
 /// The text of a document's blocks on `page`, read with `options`.
 async fn page_text(
@@ -239,6 +241,17 @@ async fn an_unreadable_scan_is_a_note_and_a_missing_tesseract_says_what_to_insta
     )
     .unwrap();
     std::fs::write(d.join("page.png"), render(1, 100, Some("-png"))).unwrap();
+    // A scan under a library's stamp (a line of real text): read by OCR,
+    // the stamp kept.
+    let (w3, h3, g3) = pgm(&render(3, 200, None));
+    std::fs::write(
+        d.join("stamped.pdf"),
+        stamped_pdf(
+            vec![Scan::Grey(g3, w3, h3)],
+            Some("Downloaded from the library on 5 December 2026"),
+        ),
+    )
+    .unwrap();
     let c = ctx(None);
     let t = table(
         &c,
@@ -279,6 +292,11 @@ async fn an_unreadable_scan_is_a_note_and_a_missing_tesseract_says_what_to_insta
         error_of("half.pdf")
     );
     assert!(row("junk.pdf").contains("| no_text "), "{t}");
+    assert!(row("stamped.pdf").contains("| ok "), "{t}");
+    let stamped = page_text(&c, &d.join("stamped.pdf"), 1, "").await;
+    assert!(stamped.contains("Downloaded from the library"), "{stamped}");
+    let r = recall(&page_text(&c, &paper(), 3, "ocr=never").await, &stamped);
+    assert!(r >= 0.95, "{r}: {stamped}");
     assert!(
         error_of("junk.pdf").contains("OCR could not read"),
         "{}",

@@ -98,6 +98,12 @@ pub fn deflate(b: &[u8]) -> Vec<u8> {
 
 /// A PDF whose pages are each one image covering the page, and no text.
 pub fn image_pdf(scans: Vec<Scan>) -> Vec<u8> {
+    stamped_pdf(scans, None)
+}
+
+/// As [`image_pdf`], with a line of real text (Helvetica, 8 pt) set at
+/// the foot of every page over the image, as a library stamps a scan.
+pub fn stamped_pdf(scans: Vec<Scan>, stamp: Option<&str>) -> Vec<u8> {
     let (pw, ph) = page_size();
     let mut doc = Document::with_version("1.5");
     let pages_id = doc.new_object_id();
@@ -122,24 +128,35 @@ pub fn image_pdf(scans: Vec<Scan>) -> Vec<u8> {
             ),
         };
         let img = doc.add_object(Stream::new(dict, data).with_compression(false));
-        let content = Content {
-            operations: vec![
-                Operation::new("q", vec![]),
-                Operation::new(
-                    "cm",
-                    vec![pw.into(), 0.into(), 0.into(), ph.into(), 0.into(), 0.into()],
-                ),
-                Operation::new("Do", vec!["Scan".into()]),
-                Operation::new("Q", vec![]),
-            ],
-        };
+        let mut operations = vec![
+            Operation::new("q", vec![]),
+            Operation::new(
+                "cm",
+                vec![pw.into(), 0.into(), 0.into(), ph.into(), 0.into(), 0.into()],
+            ),
+            Operation::new("Do", vec!["Scan".into()]),
+            Operation::new("Q", vec![]),
+        ];
+        if let Some(t) = stamp {
+            operations.extend([
+                Operation::new("BT", vec![]),
+                Operation::new("Tf", vec!["F1".into(), 8.into()]),
+                Operation::new("Td", vec![40.into(), 12.into()]),
+                Operation::new("Tj", vec![Object::string_literal(t)]),
+                Operation::new("ET", vec![]),
+            ]);
+        }
+        let content = Content { operations };
         let cid = doc.add_object(Stream::new(dictionary! {}, content.encode().unwrap()));
         let page = doc.add_object(dictionary! {
             "Type" => "Page",
             "Parent" => pages_id,
             "MediaBox" => vec![0.into(), 0.into(), pw.into(), ph.into()],
             "Contents" => cid,
-            "Resources" => dictionary! {"XObject" => dictionary! {"Scan" => img}},
+            "Resources" => dictionary! {
+                "XObject" => dictionary! {"Scan" => img},
+                "Font" => dictionary! {"F1" => dictionary! {"Type" => "Font", "Subtype" => "Type1", "BaseFont" => "Helvetica", "Encoding" => "WinAnsiEncoding"}},
+            },
         });
         kids.push(page.into());
     }

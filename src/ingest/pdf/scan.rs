@@ -4,8 +4,9 @@
 //! Under `ocr=auto` a page is read by OCR when its text layer is not usable:
 //! it has no text but draws an image, most of its text has no Unicode
 //! mapping, or it is one image covering the page with next to no text on
-//! it (the line a library stamps on a scanned article). Under `always`
-//! every page is, its text layer set aside; under `never` none.
+//! it (the line a library stamps on a scanned article: kept, and the
+//! image's words added to it). Under `always` every page is, its text
+//! layer set aside; under `never` none.
 
 use lopdf::{Document, Object};
 use rayon::prelude::*;
@@ -49,7 +50,7 @@ pub fn wanted(p: &PageLines, mode: OcrMode) -> bool {
         OcrMode::Never => false,
         OcrMode::Always => true,
         OcrMode::Auto => {
-            let page_image = p.drawn.iter().any(|d| coverage(p, d) >= 0.8);
+            let page_image = p.drawn.iter().any(|d| coverage(p, d) >= 0.9);
             (p.glyphs == 0 && p.images > 0)
                 || (p.glyphs > 0 && p.unmapped * 5 > p.glyphs)
                 || (page_image && p.glyphs <= STAMP_CHARS)
@@ -103,7 +104,8 @@ pub fn read_pages(
             Err(e) => Err(e.clone()),
         }
     };
-    let read: Vec<(usize, Result<Vec<super::layout::Word>, String>)> = want
+    type Read = Result<(Vec<super::layout::Word>, bool), String>;
+    let read: Vec<(usize, Read)> = want
         .par_iter()
         .map(|&i| {
             let p = &pages[i];
@@ -117,8 +119,19 @@ pub fn read_pages(
     let mut failed = Vec::new();
     for (i, r) in read {
         match r {
-            Ok(words) => {
+            Ok((mut words, from_image)) => {
                 let p = &mut pages[i];
+                // A usable text layer beside a page image (a stamp, a
+                // caption) is kept when the image alone was read; a
+                // rendering holds it already.
+                let usable = p.glyphs > 0 && p.unmapped * 5 <= p.glyphs;
+                if spec.mode == OcrMode::Auto && usable && from_image {
+                    words.extend(
+                        std::mem::take(&mut p.lines)
+                            .into_iter()
+                            .flat_map(|l| l.words),
+                    );
+                }
                 p.glyphs = words.iter().map(|w| w.text.chars().count()).sum();
                 p.unmapped = 0;
                 p.lines = super::layout::lines(words);
@@ -140,13 +153,13 @@ pub fn read_pages(
 }
 
 /// One page's words by OCR: from its own image where the page is one plain
-/// image, else from the renderer.
+/// image, else from the renderer; and whether they came from the image.
 fn read_page(
     doc: &Document,
     p: &PageLines,
     render: &(dyn Fn(u32) -> Result<Vec<u8>, String> + Sync),
     lang: &str,
-) -> Result<Vec<super::layout::Word>, String> {
+) -> Result<(Vec<super::layout::Word>, bool), String> {
     let scan = p
         .drawn
         .iter()
@@ -160,13 +173,13 @@ fn read_page(
             let dpi = (width as f32 / inches.max(0.1)).round() as u32;
             let read = ocr::recognise(&image, Some(dpi), lang)?;
             let page = read.into_iter().next().unwrap_or_default();
-            return Ok(page.words_in(d.bbox));
+            return Ok((page.words_in(d.bbox), true));
         }
     }
     let image = render(p.number)?;
     let read = ocr::recognise(&image, Some(RENDER_DPI), lang)?;
     let page = read.into_iter().next().unwrap_or_default();
-    Ok(page.words_in([0.0, 0.0, p.width, p.height]))
+    Ok((page.words_in([0.0, 0.0, p.width, p.height]), false))
 }
 
 /// A name, or the last of an array of names (the filter applied last).
