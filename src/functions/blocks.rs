@@ -16,7 +16,8 @@ use super::{simple_corpus_call, Env};
 use crate::ingest::Status;
 use crate::tables;
 
-const USAGE: &str = "blocks(src [, 'recursive=true, clean=default, max_bytes=N'])";
+const USAGE: &str =
+    "blocks(src [, 'recursive=true, clean=default, max_bytes=N, ocr=auto, ocr_lang=eng'])";
 
 /// The `blocks` table function.
 #[derive(Debug, Default)]

@@ -26,7 +26,7 @@ use super::{simple_corpus_call, Env};
 use crate::cohort::{interpret, tables_of, Item};
 use crate::ingest::{Document, Status};
 
-const USAGE: &str = "cohort_tables(src [, 'recursive=true, clean=default, max_bytes=N'])";
+const USAGE: &str = "cohort_tables(src [, 'recursive=true, clean=default, max_bytes=N, ocr=auto'])";
 
 /// The `cohort_tables` schema.
 pub static COHORT: LazyLock<SchemaRef> = LazyLock::new(|| {

@@ -15,7 +15,7 @@ use super::{simple_corpus_call, Env};
 use crate::tables;
 
 const USAGE: &str =
-    "documents(src [, 'recursive=true, clean=default, max_bytes=N, tokenizer=o200k_base'])";
+    "documents(src [, 'recursive=true, clean=default, max_bytes=N, tokenizer=o200k_base, ocr=auto, ocr_lang=eng'])";
 
 /// The `documents` table function.
 #[derive(Debug, Default)]

@@ -16,7 +16,7 @@ use super::{simple_corpus_call, Env};
 use crate::tables;
 
 const USAGE: &str =
-    "inventory(src [, 'recursive=true, clean=default, max_bytes=N, tokenizer=o200k_base'])";
+    "inventory(src [, 'recursive=true, clean=default, max_bytes=N, tokenizer=o200k_base, ocr=auto, ocr_lang=eng'])";
 
 /// The `inventory` table function.
 #[derive(Debug, Default)]
