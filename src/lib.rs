@@ -32,6 +32,8 @@ pub mod report;
 pub mod review;
 #[cfg(feature = "engine")]
 pub mod segment;
+#[cfg(feature = "serve")]
+pub mod serve;
 #[cfg(feature = "engine")]
 pub mod session;
 #[cfg(feature = "engine")]

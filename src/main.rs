@@ -101,6 +101,39 @@ enum Command {
         #[arg(long, value_name = "STORE")]
         replay: Option<String>,
     },
+    /// Serve the shell's SQL over the Postgres protocol (psql, drivers, BI tools): every table
+    /// function, UDF and store table, one session for every client.
+    #[cfg(feature = "serve")]
+    Serve {
+        /// Where to listen. A non-loopback address needs a password.
+        #[arg(long, default_value = "127.0.0.1:5432")]
+        listen: String,
+        /// Where ingestion results and run tables are kept: a folder or s3://bucket/prefix/.
+        #[arg(long, default_value = "./.quarry/", env = "QUARRY_STORE")]
+        store: String,
+        /// Keep nothing in the store: parse every file again.
+        #[arg(long)]
+        no_store: bool,
+        /// A quarry.toml naming endpoints, models, headers and limits (default: $QUARRY_CONFIG or ./quarry.toml).
+        #[arg(long, env = "QUARRY_CONFIG")]
+        config: Option<PathBuf>,
+        /// Answer model calls from the calls recorded in this store, sending nothing.
+        #[arg(long, value_name = "STORE")]
+        replay: Option<String>,
+        /// A file holding the password clients must give (its first line). The password may also
+        /// come from $QUARRY_SERVE_PASSWORD; it is never taken on the command line.
+        #[arg(long, value_name = "FILE")]
+        password_file: Option<PathBuf>,
+        /// A PEM certificate chain: connections may then use TLS.
+        #[arg(long, requires = "tls_key", value_name = "FILE")]
+        tls_cert: Option<PathBuf>,
+        /// The certificate's PEM private key.
+        #[arg(long, requires = "tls_cert", value_name = "FILE")]
+        tls_key: Option<PathBuf>,
+        /// Let clients run CREATE TABLE ... AS and CREATE VIEW (otherwise only queries run).
+        #[arg(long)]
+        allow_writes: bool,
+    },
     /// Write the baseline-characteristics tables of a corpus (`cohort_tables`) as an RDF
     /// knowledge graph in Turtle, in the Study Cohort Ontology's patterns.
     Kg {
@@ -210,6 +243,68 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
                 eprintln!("  {s}");
             }
             Ok(())
+        }
+        #[cfg(feature = "serve")]
+        Command::Serve {
+            listen,
+            store,
+            no_store,
+            config,
+            replay,
+            password_file,
+            tls_cert,
+            tls_key,
+            allow_writes,
+        } => {
+            let password = match &password_file {
+                Some(f) => {
+                    let text = std::fs::read_to_string(f).map_err(|e| {
+                        anyhow::anyhow!("cannot read the password file {}: {e}", f.display())
+                    })?;
+                    let line = text
+                        .lines()
+                        .next()
+                        .unwrap_or_default()
+                        .trim_end()
+                        .to_string();
+                    if line.is_empty() {
+                        anyhow::bail!("the password file {} is empty", f.display());
+                    }
+                    Some(line)
+                }
+                None => std::env::var("QUARRY_SERVE_PASSWORD")
+                    .ok()
+                    .filter(|p| !p.is_empty()),
+            };
+            if let Some(r) = &replay {
+                eprintln!("replaying the model calls recorded in {r}: nothing is sent and no key is needed");
+            }
+            let settings = Settings {
+                store: (!no_store).then_some(store),
+                config,
+                replay,
+                replay_partial: false,
+                client: None,
+                progress: false,
+                retry_failed: false,
+            };
+            let ctx = quarry::session(&settings)?;
+            let opts = quarry::serve::ServeOptions {
+                listen,
+                password,
+                tls: tls_cert.zip(tls_key),
+                allow_writes,
+            };
+            let auth = if opts.password.is_some() {
+                "password"
+            } else {
+                "no password (loopback only)"
+            };
+            let tls = if opts.tls.is_some() { ", TLS" } else { "" };
+            quarry::serve::serve(ctx, opts, |addr| {
+                eprintln!("quarry serve: listening on {addr} ({auth}{tls}); connect with psql -h {} -p {}", addr.ip(), addr.port());
+            })
+            .await
         }
         Command::Sql {
             command,

@@ -22,5 +22,6 @@ mod reliability;
 mod report;
 mod s3;
 mod segmenting;
+mod serve;
 mod slt;
 mod synthesis;

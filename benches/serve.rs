@@ -1,0 +1,156 @@
+//! `quarry serve` against the shell: rows per second of `SELECT * FROM
+//! chunks(...)` through `psql` (the Postgres protocol, text format) beside
+//! the same query printed by `quarry sql --format csv`, both to /dev/null,
+//! over one store (the corpus parsed once in a warm-up, so both read the
+//! ingest cache and cut the chunks). Each runs three times; the median is
+//! shown.
+//!
+//! Input: a generated corpus of `QUARRY_SERVE_DOCS` (default 300) text
+//! files of about 30 sentences of the bundled trial paper each (every file
+//! different), cut into 40-token sentence chunks.
+//!
+//! Run: `cargo bench --bench serve` (needs `psql`: Debian's
+//! postgresql-client).
+
+mod common;
+
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::Instant;
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+fn quarry() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_quarry"))
+}
+
+fn time(mut c: Command) -> f64 {
+    let t = Instant::now();
+    let out = c
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    t.elapsed().as_secs_f64()
+}
+
+fn main() {
+    let docs: usize = std::env::var("QUARRY_SERVE_DOCS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(300);
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let text = std::fs::read_to_string(root.join("examples/corpus/PMC4486927.txt")).unwrap();
+    let sentences: Vec<&str> = text.split(". ").filter(|s| s.len() > 40).collect();
+    let corpus = d.join("corpus");
+    std::fs::create_dir_all(&corpus).unwrap();
+    for i in 0..docs {
+        let body: Vec<String> = (0..30)
+            .map(|k| {
+                format!(
+                    "{} (document {i}, sentence {k}).",
+                    sentences[(i * 7 + k) % sentences.len()]
+                )
+            })
+            .collect();
+        std::fs::write(corpus.join(format!("doc{i:05}.txt")), body.join(" ")).unwrap();
+    }
+    let store = d.join("store");
+    let (c, s) = (corpus.display().to_string(), store.display().to_string());
+    let q = format!("SELECT * FROM chunks('{c}', 'sentence', 40)");
+    let rows: usize = {
+        let out = quarry()
+            .args([
+                "sql",
+                "--store",
+                &s,
+                "--format",
+                "csv",
+                "-c",
+                &format!("SELECT count(*) AS n FROM chunks('{c}', 'sentence', 40)"),
+            ])
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .nth(1)
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap()
+    };
+
+    let mut server = quarry()
+        .args(["serve", "--listen", "127.0.0.1:0", "--store", &s])
+        .env_remove("QUARRY_SERVE_PASSWORD")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let err = server.stderr.take().unwrap();
+    let mut lines = BufReader::new(err).lines();
+    let port: u16 = loop {
+        let line = lines.next().expect("quarry serve did not start").unwrap();
+        if let Some(rest) = line.split("listening on 127.0.0.1:").nth(1) {
+            break rest.split(' ').next().unwrap().parse().unwrap();
+        }
+    };
+    std::thread::spawn(move || for _ in lines {});
+
+    let shell = || {
+        let mut c = quarry();
+        c.args(["sql", "--store", &s, "--format", "csv", "-c", &q]);
+        c
+    };
+    let psql = || {
+        let mut c = Command::new("psql");
+        c.args([
+            "-h",
+            "127.0.0.1",
+            "-p",
+            &port.to_string(),
+            "-U",
+            "bench",
+            "-d",
+            "quarry",
+            "-X",
+            "-A",
+            "-t",
+            "-c",
+            &q,
+        ]);
+        c
+    };
+    // Warm-up: each once (the first parses the corpus into the store).
+    time(shell());
+    time(psql());
+    let (mut a, mut b) = (Vec::new(), Vec::new());
+    for _ in 0..3 {
+        a.push(time(shell()));
+        b.push(time(psql()));
+    }
+    let _ = server.kill();
+    let _ = server.wait();
+    let (sa, sb) = (median(a), median(b));
+    println!("input: {docs} generated text files, {rows} chunks (sentence, 40 tokens), store warm");
+    println!(
+        "quarry sql --format csv:     {sa:.3} s, {:.0} rows/s",
+        rows as f64 / sa
+    );
+    println!(
+        "psql through quarry serve:   {sb:.3} s, {:.0} rows/s  ({:.0}% of the shell's rate)",
+        rows as f64 / sb,
+        sa / sb * 100.0
+    );
+}
