@@ -427,27 +427,20 @@ pub fn summary(pages: &[super::pdf::PageLines]) -> Option<String> {
     if read.is_empty() {
         return None;
     }
-    let (mut sum, mut n) = (0.0f64, 0usize);
-    for w in pages
-        .iter()
-        .filter(|p| p.ocr)
-        .flat_map(|p| &p.lines)
-        .flat_map(|l| &l.words)
-    {
-        if let Some(c) = w.conf {
-            let k = w.text.chars().count().max(1);
-            sum += f64::from(c) * k as f64;
-            n += k;
-        }
-    }
+    let conf = super::pdf::confidence(
+        pages
+            .iter()
+            .filter(|p| p.ocr)
+            .flat_map(|p| &p.lines)
+            .flat_map(|l| &l.words),
+    );
     Some(format!(
         "{} {} read by OCR, mean word confidence {}",
         if read.len() == 1 { "page" } else { "pages" },
         super::pdf::ranges(&read),
-        if n == 0 {
-            "- (no words found)".to_string()
-        } else {
-            format!("{:.2}", sum / n as f64)
+        match conf {
+            None => "- (no words found)".to_string(),
+            Some(c) => format!("{c:.2}"),
         }
     ))
 }

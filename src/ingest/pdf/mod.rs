@@ -459,7 +459,7 @@ pub fn lay_out(
                 let cells: Vec<Cell> = cells.iter().map(Cell::from).collect();
                 let mut rb = RawBlock::new(BlockKind::Table, super::table_text(&cells));
                 rb.cells = cells;
-                rb.confidence = confidence(&b.lines);
+                rb.confidence = confidence(b.lines.iter().flat_map(|l| &l.words));
                 rb.page = Some(number);
                 rb.section = section.clone();
                 out.push(rb);
@@ -527,7 +527,7 @@ pub fn lay_out(
             let mut rb = RawBlock::new(kind, t.to_string());
             rb.page = Some(number);
             rb.section = section.clone();
-            rb.confidence = confidence(&b.lines);
+            rb.confidence = confidence(b.lines.iter().flat_map(|l| &l.words));
             out.push(rb);
         }
     }
@@ -542,11 +542,11 @@ pub fn lay_out(
     }
 }
 
-/// The mean OCR confidence of a block's words, weighted by their length;
-/// `None` when none was read by OCR.
-fn confidence(lines: &[Line]) -> Option<f32> {
+/// The mean OCR confidence of words, weighted by their length; `None`
+/// when none was read by OCR.
+pub fn confidence<'a>(words: impl IntoIterator<Item = &'a layout::Word>) -> Option<f32> {
     let (mut sum, mut n) = (0.0f64, 0usize);
-    for w in lines.iter().flat_map(|l| &l.words) {
+    for w in words {
         if let Some(c) = w.conf {
             let k = w.text.chars().count().max(1);
             sum += f64::from(c) * k as f64;
