@@ -14,10 +14,14 @@
 
 mod common;
 
-use std::io::{BufRead, BufReader};
+#[path = "../tests/support/served.rs"]
+mod served;
+
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::Instant;
+
+use served::Served;
 
 fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(f64::total_cmp);
@@ -91,22 +95,11 @@ fn main() {
             .unwrap()
     };
 
-    let mut server = quarry()
-        .args(["serve", "--listen", "127.0.0.1:0", "--store", &s])
-        .env_remove("QUARRY_SERVE_PASSWORD")
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let err = server.stderr.take().unwrap();
-    let mut lines = BufReader::new(err).lines();
-    let port: u16 = loop {
-        let line = lines.next().expect("quarry serve did not start").unwrap();
-        if let Some(rest) = line.split("listening on 127.0.0.1:").nth(1) {
-            break rest.split(' ').next().unwrap().parse().unwrap();
-        }
-    };
-    std::thread::spawn(move || for _ in lines {});
+    let mut cmd = quarry();
+    cmd.args(["serve", "--listen", "127.0.0.1:0", "--store", &s])
+        .env_remove("QUARRY_SERVE_PASSWORD");
+    let server = Served::start(cmd);
+    let port = server.port;
 
     let shell = || {
         let mut c = quarry();
@@ -140,8 +133,7 @@ fn main() {
         a.push(time(shell()));
         b.push(time(psql()));
     }
-    let _ = server.kill();
-    let _ = server.wait();
+    drop(server);
     let (sa, sb) = (median(a), median(b));
     println!("input: {docs} generated text files, {rows} chunks (sentence, 40 tokens), store warm");
     println!(

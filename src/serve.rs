@@ -16,6 +16,7 @@
 use std::fmt::Debug;
 use std::net::SocketAddr;
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use async_trait::async_trait;
@@ -31,18 +32,30 @@ use datafusion_postgres::hooks::transactions::TransactionStatementHook;
 use datafusion_postgres::hooks::{HookClient, QueryHook};
 use datafusion_postgres::pgwire;
 use datafusion_postgres::DfSessionService;
+use futures::future::{select, Either};
+use futures::StreamExt;
 use futures::{Sink, SinkExt};
 use pgwire::api::auth::{
     finish_authentication, protocol_negotiation, save_startup_parameters_to_metadata,
     DefaultServerParameterProvider, LoginInfo, StartupHandler,
 };
-use pgwire::api::query::{ExtendedQueryHandler, SimpleQueryHandler};
-use pgwire::api::results::Response;
-use pgwire::api::{ClientInfo, PgWireConnectionState, PgWireServerHandlers};
+use pgwire::api::cancel::CancelHandler;
+use pgwire::api::portal::{Portal, PortalExecutionState};
+use pgwire::api::query::{send_execution_response, ExtendedQueryHandler, SimpleQueryHandler};
+use pgwire::api::results::{QueryResponse, Response, SendableRowStream, Tag};
+use pgwire::api::store::{Entry, PortalStore};
+use pgwire::api::{
+    ClientInfo, ClientPortalStore, PgWireConnectionState, PgWireServerHandlers,
+    PidSecretKeyGenerator, RandomPidSecretKeyGenerator, DEFAULT_NAME,
+};
 use pgwire::error::{ErrorInfo, PgWireError, PgWireResult};
+use pgwire::messages::cancel::CancelRequest;
+use pgwire::messages::extendedquery::Execute;
+use pgwire::messages::response::EmptyQueryResponse;
 use pgwire::messages::startup::Authentication;
 use pgwire::messages::{PgWireBackendMessage, PgWireFrontendMessage};
 use tokio::net::TcpListener;
+use tokio::sync::Notify;
 use tokio_rustls::rustls;
 use tokio_rustls::rustls::pki_types::pem::PemObject;
 use tokio_rustls::rustls::pki_types::{CertificateDer, PrivateKeyDer};
@@ -107,11 +120,18 @@ pub async fn serve(
         Arc::new(SetShowHook),
         Arc::new(TransactionStatementHook),
     ];
+    let stops = Arc::new(Stops::default());
     let handlers = Arc::new(Handlers {
-        service: Arc::new(DfSessionService::new_with_hooks(ctx, hooks)),
+        streamed: Arc::new(Streamed {
+            inner: Arc::new(DfSessionService::new_with_hooks(ctx, hooks)),
+        }),
+        stops: stops.clone(),
         gate: Arc::new(Gate {
             password: opts.password.clone(),
+            tls: tls.is_some(),
             params: DefaultServerParameterProvider::default(),
+            keys: RandomPidSecretKeyGenerator::default(),
+            stops,
         }),
     });
     let listener = TcpListener::bind(addr)
@@ -174,23 +194,277 @@ fn acceptor(cert: &PathBuf, key: &PathBuf) -> anyhow::Result<TlsAcceptor> {
 }
 
 /// The handlers of every connection: datafusion-postgres's query handlers
-/// over the one session, behind quarry's gate.
+/// over the one session, rows streamed and stoppable, behind quarry's gate.
 struct Handlers {
-    service: Arc<DfSessionService>,
+    streamed: Arc<Streamed>,
+    stops: Arc<Stops>,
     gate: Arc<Gate>,
 }
 
 impl PgWireServerHandlers for Handlers {
     fn simple_query_handler(&self) -> Arc<impl SimpleQueryHandler> {
-        self.service.clone()
+        self.streamed.clone()
     }
 
     fn extended_query_handler(&self) -> Arc<impl ExtendedQueryHandler> {
-        self.service.clone()
+        self.streamed.clone()
     }
 
     fn startup_handler(&self) -> Arc<impl StartupHandler> {
         self.gate.clone()
+    }
+
+    fn cancel_handler(&self) -> Arc<impl CancelHandler> {
+        self.stops.clone()
+    }
+}
+
+/// The connections a client's cancel request (psql's Ctrl-C, a driver's
+/// `cancel()`) can name, by process id and secret key. pgwire's own cancel
+/// covers planning only; rows are made while they are sent, so the stop
+/// must reach the row stream.
+#[derive(Default)]
+struct Stops {
+    by_key: std::sync::Mutex<std::collections::HashMap<CancelKey, Arc<Stop>>>,
+}
+
+/// A connection's process id and secret key.
+type CancelKey = (i32, Vec<u8>);
+
+/// One connection's stop: a count of cancel requests and a wake-up for
+/// the query waiting on it.
+#[derive(Default)]
+struct Stop {
+    asked: AtomicU64,
+    wake: Notify,
+}
+
+/// Takes a connection's stop out of [`Stops`] when the connection ends.
+struct StopGuard {
+    stops: Arc<Stops>,
+    key: CancelKey,
+}
+
+impl Drop for StopGuard {
+    fn drop(&mut self) {
+        if let Ok(mut m) = self.stops.by_key.lock() {
+            m.remove(&self.key);
+        }
+    }
+}
+
+impl Stops {
+    /// A new connection's stop, kept in its session until it ends.
+    fn register<C: ClientInfo>(self: &Arc<Self>, client: &C) {
+        let (pid, key) = client.pid_and_secret_key();
+        let key = (pid, key.to_bytes().to_vec());
+        let stop = Arc::new(Stop::default());
+        if let Ok(mut m) = self.by_key.lock() {
+            m.insert(key.clone(), stop.clone());
+        }
+        client.session_extensions().insert::<Arc<Stop>>(stop);
+        client.session_extensions().insert(StopGuard {
+            stops: self.clone(),
+            key,
+        });
+    }
+}
+
+#[async_trait]
+impl CancelHandler for Stops {
+    async fn on_cancel_request(&self, request: CancelRequest) {
+        let key = (request.pid, request.secret_key.to_bytes().to_vec());
+        let stop = self.by_key.lock().ok().and_then(|m| m.get(&key).cloned());
+        if let Some(stop) = stop {
+            stop.asked.fetch_add(1, Ordering::SeqCst);
+            stop.wake.notify_waiters();
+        }
+    }
+}
+
+/// `rows` ending with "canceling statement due to user request" as soon as
+/// a cancel request for this connection arrives after the query began
+/// (while a row is being made, not only between rows); the query's plan is
+/// dropped with the stream.
+fn stoppable(stop: Option<Arc<Stop>>, rows: SendableRowStream) -> SendableRowStream {
+    let Some(stop) = stop else { return rows };
+    let at = stop.asked.load(Ordering::SeqCst);
+    let stopped = async move {
+        loop {
+            let woken = stop.wake.notified();
+            if stop.asked.load(Ordering::SeqCst) != at {
+                return;
+            }
+            woken.await;
+        }
+    };
+    let state = (rows, Box::pin(stopped));
+    Box::pin(futures::stream::unfold(Some(state), |state| async move {
+        let (mut rows, mut stopped) = state?;
+        let next = match select(rows.next(), &mut stopped).await {
+            Either::Left((row, _)) => Some(row),
+            Either::Right(_) => None,
+        };
+        match next {
+            Some(Some(row)) => Some((row, Some((rows, stopped)))),
+            Some(None) => None,
+            None => Some((Err(PgWireError::QueryCanceled), None)),
+        }
+    }))
+}
+
+/// `responses` with each query's rows made stoppable by the connection's
+/// cancel requests.
+fn stoppable_all<C: ClientInfo>(client: &C, responses: Vec<Response>) -> Vec<Response> {
+    let stop = client
+        .session_extensions()
+        .get::<Arc<Stop>>()
+        .map(|s| (*s).clone());
+    responses
+        .into_iter()
+        .map(|r| match r {
+            Response::Query(mut q) => {
+                q.data_rows = stoppable(stop.clone(), q.data_rows);
+                Response::Query(q)
+            }
+            other => other,
+        })
+        .collect()
+}
+
+#[async_trait]
+impl SimpleQueryHandler for Streamed {
+    async fn do_query<C>(&self, client: &mut C, query: &str) -> PgWireResult<Vec<Response>>
+    where
+        C: ClientInfo + ClientPortalStore + Sink<PgWireBackendMessage> + Unpin + Send + Sync,
+        C::PortalStore: PortalStore,
+        C::Error: Debug,
+        PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
+    {
+        let responses = SimpleQueryHandler::do_query(&*self.inner, client, query).await?;
+        Ok(stoppable_all(client, responses))
+    }
+}
+
+/// The extended protocol (what psycopg, JDBC and most drivers use) with
+/// rows sent as the query makes them. pgwire's own `Execute` with no row
+/// limit gathers every row of the portal before sending the first (its
+/// `Portal::fetch`), so a long `extract` would show nothing until it ended
+/// and hold its whole result in memory; here a query's rows go out as they
+/// come, and a client's cancel request stops it. Everything else (other
+/// statements, `Execute` with a row limit, a portal already started) is
+/// pgwire's way.
+struct Streamed {
+    inner: Arc<DfSessionService>,
+}
+
+type DfStatement = <DfSessionService as ExtendedQueryHandler>::Statement;
+
+#[async_trait]
+impl ExtendedQueryHandler for Streamed {
+    type Statement = DfStatement;
+    type QueryParser = <DfSessionService as ExtendedQueryHandler>::QueryParser;
+
+    fn query_parser(&self) -> Arc<Self::QueryParser> {
+        self.inner.query_parser()
+    }
+
+    async fn do_query<C>(
+        &self,
+        client: &mut C,
+        portal: &Portal<Self::Statement>,
+        max_rows: usize,
+    ) -> PgWireResult<Response>
+    where
+        C: ClientInfo + ClientPortalStore + Sink<PgWireBackendMessage> + Unpin + Send + Sync,
+        C::PortalStore: PortalStore<Statement = Self::Statement>,
+        C::Error: Debug,
+        PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
+    {
+        let response =
+            ExtendedQueryHandler::do_query(&*self.inner, client, portal, max_rows).await?;
+        Ok(stoppable_all(client, vec![response])
+            .pop()
+            .unwrap_or(Response::EmptyQuery))
+    }
+
+    async fn on_execute<C>(&self, client: &mut C, message: Execute) -> PgWireResult<()>
+    where
+        C: ClientInfo + ClientPortalStore + Sink<PgWireBackendMessage> + Unpin + Send + Sync,
+        C::PortalStore: PortalStore<Statement = Self::Statement>,
+        C::Error: Debug,
+        PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
+    {
+        let name = message.name.as_deref().unwrap_or(DEFAULT_NAME);
+        let portal = match client.portal_store().get_portal(name) {
+            Some(Entry::Value(p)) if message.max_rows == 0 => p,
+            _ => return self._on_execute(client, message).await,
+        };
+        let is_query = matches!(portal.statement.statement.1, Some((Statement::Query(_), _)));
+        let fresh = matches!(*portal.state().lock().await, PortalExecutionState::Initial);
+        if !is_query || !fresh || !matches!(client.state(), PgWireConnectionState::ReadyForQuery) {
+            return self._on_execute(client, message).await;
+        }
+        client.set_state(PgWireConnectionState::QueryInProgress);
+        let sent = self.stream_rows(client, &portal).await;
+        // The portal is done either way: a second Execute gets no rows.
+        portal
+            .start(QueryResponse::new(
+                Arc::new(vec![]),
+                futures::stream::empty(),
+            ))
+            .await;
+        let _ = portal.fetch(0).await;
+        sent?;
+        client.set_state(PgWireConnectionState::ReadyForQuery);
+        Ok(())
+    }
+}
+
+impl Streamed {
+    /// Runs a query portal and sends its rows as they come, then the
+    /// command's completion.
+    async fn stream_rows<C>(&self, client: &mut C, portal: &Portal<DfStatement>) -> PgWireResult<()>
+    where
+        C: ClientInfo + ClientPortalStore + Sink<PgWireBackendMessage> + Unpin + Send + Sync,
+        C::PortalStore: PortalStore<Statement = DfStatement>,
+        C::Error: Debug,
+        PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
+    {
+        match ExtendedQueryHandler::do_query(self, client, portal, 0).await? {
+            Response::Query(mut q) => {
+                let tag = q.command_tag().to_owned();
+                let mut rows = 0;
+                // `feed` writes into the connection's buffer, which goes
+                // out whenever it is full, so rows leave as they are made
+                // without a system call each.
+                while let Some(row) = q.data_rows().next().await {
+                    client.feed(PgWireBackendMessage::DataRow(row?)).await?;
+                    rows += 1;
+                }
+                client
+                    .send(PgWireBackendMessage::CommandComplete(
+                        Tag::new(&tag).with_rows(rows).into(),
+                    ))
+                    .await?;
+                Ok(())
+            }
+            Response::Error(e) => Err(PgWireError::UserError(e)),
+            Response::Execution(tag) => send_execution_response(client, tag).await,
+            Response::EmptyQuery => {
+                client
+                    .send(PgWireBackendMessage::EmptyQueryResponse(
+                        EmptyQueryResponse::new(),
+                    ))
+                    .await?;
+                Ok(())
+            }
+            _ => Err(PgWireError::UserError(Box::new(ErrorInfo::new(
+                "ERROR".into(),
+                "0A000".into(),
+                "quarry serve: this statement's answer is not served".into(),
+            )))),
+        }
     }
 }
 
@@ -200,7 +474,32 @@ impl PgWireServerHandlers for Handlers {
 /// never the value tried.
 struct Gate {
     password: Option<String>,
+    /// A certificate was given: a connection that did not ask for TLS is
+    /// refused before any password is asked (as `hostssl` in Postgres),
+    /// so a password never travels in clear by a client's mistake.
+    tls: bool,
     params: DefaultServerParameterProvider,
+    /// Each connection's process id and secret key, which a client's
+    /// cancel request (psql's Ctrl-C, a driver's `cancel()`) names.
+    keys: RandomPidSecretKeyGenerator,
+    stops: Arc<Stops>,
+}
+
+impl Gate {
+    /// Lets a connection in: its cancel key made and registered (so a
+    /// cancel request stops its running query), then the client told
+    /// authentication is done.
+    async fn admit<C>(&self, client: &mut C) -> PgWireResult<()>
+    where
+        C: ClientInfo + Sink<PgWireBackendMessage> + Unpin + Send,
+        C::Error: Debug,
+        PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
+    {
+        let (pid, key) = self.keys.generate(client);
+        client.set_pid_and_secret_key(pid, key);
+        self.stops.register(client);
+        finish_authentication(client, &self.params).await
+    }
 }
 
 /// Compares in time that does not depend on where the values differ.
@@ -222,10 +521,21 @@ impl StartupHandler for Gate {
     {
         match message {
             PgWireFrontendMessage::Startup(ref startup) => {
+                if self.tls && !client.is_secure() {
+                    eprintln!(
+                        "quarry serve: a connection from {} without TLS: refused",
+                        client.socket_addr()
+                    );
+                    return Err(PgWireError::UserError(Box::new(ErrorInfo::new(
+                        "FATAL".into(),
+                        "28000".into(),
+                        "this server takes TLS connections only: connect with sslmode=require (or verify-full with the server's certificate)".into(),
+                    ))));
+                }
                 protocol_negotiation(client, startup).await?;
                 save_startup_parameters_to_metadata(client, startup);
                 if self.password.is_none() {
-                    finish_authentication(client, &self.params).await?;
+                    self.admit(client).await?;
                 } else {
                     client.set_state(PgWireConnectionState::AuthenticationInProgress);
                     client
@@ -243,7 +553,7 @@ impl StartupHandler for Gate {
                 let login = LoginInfo::from_client_info(client);
                 let user = login.user().unwrap_or_default().to_string();
                 if same(given.password.as_bytes(), expected.as_bytes()) {
-                    finish_authentication(client, &self.params).await?;
+                    self.admit(client).await?;
                 } else {
                     eprintln!(
                         "quarry serve: wrong password for user '{user}' from {}: refused",

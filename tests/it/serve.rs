@@ -2,90 +2,48 @@
 //! against the server the test starts on 127.0.0.1 (port 0: it says which
 //! port it took), its model the scripted server.
 
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Output, Stdio};
-use std::sync::{Arc, Mutex};
+use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 use quarry::model::test_server::{Action, Rule, TestServer};
 
 use crate::common::{corpus, corpus_with, python, quarry};
 
-/// A running `quarry serve`, killed when dropped; its standard error kept.
-struct Served {
-    child: Child,
-    port: u16,
-    log: Arc<Mutex<Vec<String>>>,
-}
+#[path = "../support/served.rs"]
+mod served;
+use served::Served;
 
-impl Drop for Served {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-impl Served {
-    fn log(&self) -> String {
-        self.log.lock().unwrap().join("\n")
-    }
-}
-
-/// Starts `quarry serve --listen 127.0.0.1:0 ARGS` with `env`, and waits
-/// for the line that names its port.
+/// Starts `quarry serve --listen 127.0.0.1:0 ARGS` with `env`.
 fn serve(args: &[&str], env: &[(&str, &str)]) -> Served {
     let mut cmd = quarry();
     cmd.args(["serve", "--listen", "127.0.0.1:0"])
         .args(args)
         .env_remove("OPENAI_API_KEY")
-        .env_remove("QUARRY_SERVE_PASSWORD")
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped());
+        .env_remove("QUARRY_SERVE_PASSWORD");
     for (k, v) in env {
         cmd.env(k, v);
     }
-    let mut child = cmd.spawn().unwrap();
-    let err = child.stderr.take().unwrap();
-    let log = Arc::new(Mutex::new(Vec::new()));
-    let (tx, rx) = std::sync::mpsc::channel();
-    let l = log.clone();
-    std::thread::spawn(move || {
-        for line in BufReader::new(err).lines().map_while(Result::ok) {
-            if let Some(rest) = line.split("listening on 127.0.0.1:").nth(1) {
-                let port: u16 = rest.split(' ').next().unwrap().parse().unwrap();
-                let _ = tx.send(port);
-            }
-            l.lock().unwrap().push(line);
-        }
-    });
-    let port = rx
-        .recv_timeout(Duration::from_secs(60))
-        .unwrap_or_else(|_| {
-            panic!(
-                "quarry serve did not start: {}",
-                log.lock().unwrap().join("\n")
-            )
-        });
-    Served { child, port, log }
+    Served::start(cmd)
 }
 
 /// `psql` on the served port running `sql` (unaligned, tuples only),
 /// with `password` in PGPASSWORD.
 fn psql(port: u16, sql: &str, password: Option<&str>) -> Output {
+    psql_to(
+        &format!("host=127.0.0.1 port={port} user=analyst dbname=quarry"),
+        sql,
+        password,
+    )
+}
+
+/// `psql` with the connection string `conn` (libpq's key=value form).
+fn psql_to(conn: &str, sql: &str, password: Option<&str>) -> Output {
     let mut c = Command::new("psql");
-    c.args([
-        "-h",
-        "127.0.0.1",
-        "-p",
-        &port.to_string(),
-        "-U",
-        "analyst",
-        "-d",
-        "quarry",
-    ])
-    .args(["-X", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-c", sql])
-    .env("PGCONNECT_TIMEOUT", "20")
-    .env_remove("PGPASSWORD");
+    c.arg(conn)
+        .args(["-X", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-c", sql])
+        .env("PGCONNECT_TIMEOUT", "20")
+        .env_remove("PGPASSWORD")
+        .env_remove("PGSSLMODE");
     if let Some(p) = password {
         c.env("PGPASSWORD", p);
     }
@@ -302,6 +260,202 @@ fn a_non_loopback_address_without_a_password_is_refused_before_listening() {
         .unwrap();
     assert!(!bad.status.success());
     assert!(String::from_utf8_lossy(&bad.stderr).contains("TLS certificate"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_a_certificate_clients_connect_over_tls_and_never_in_clear() {
+    // A self-signed certificate for localhost made by openssl, as a user
+    // would for a first try.
+    let dir = tempfile::tempdir().unwrap();
+    let (cert, key) = (dir.path().join("cert.pem"), dir.path().join("key.pem"));
+    let made = Command::new("openssl")
+        .args([
+            "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2",
+        ])
+        .args(["-subj", "/CN=localhost"])
+        .args(["-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1"])
+        .arg("-keyout")
+        .arg(&key)
+        .arg("-out")
+        .arg(&cert)
+        .output()
+        .expect("openssl (Debian: openssl) makes the test certificate");
+    assert!(
+        made.status.success(),
+        "{}",
+        String::from_utf8_lossy(&made.stderr)
+    );
+    let pw = dir.path().join("password");
+    std::fs::write(&pw, "s3cret over tls\n").unwrap();
+    let s = serve(
+        &[
+            "--no-store",
+            "--password-file",
+            &pw.display().to_string(),
+            "--tls-cert",
+            &cert.display().to_string(),
+            "--tls-key",
+            &key.display().to_string(),
+        ],
+        &[],
+    );
+    let base = format!("host=localhost port={} user=analyst dbname=quarry", s.port);
+    // The server's certificate checked against the file, host name included.
+    let verified = format!("{base} sslmode=verify-full sslrootcert={}", cert.display());
+    assert_eq!(
+        ok(psql_to(&verified, "SELECT 40 + 2", Some("s3cret over tls"))).trim(),
+        "42"
+    );
+    // A client that does not ask for TLS is refused before any password is
+    // asked, and told how to connect.
+    let clear = psql_to(
+        &format!("{base} sslmode=disable"),
+        "SELECT 1",
+        Some("s3cret over tls"),
+    );
+    assert!(!clear.status.success());
+    let e = String::from_utf8_lossy(&clear.stderr);
+    assert!(
+        e.contains("TLS connections only") && e.contains("sslmode=require"),
+        "{e}"
+    );
+    // A wrong password under TLS is refused as in clear.
+    assert!(!psql_to(&verified, "SELECT 1", Some("wrong"))
+        .status
+        .success());
+    // psycopg, verifying the certificate too.
+    let script = r#"
+import sys, psycopg
+conn = psycopg.connect(host="localhost", port=int(sys.argv[1]), user="analyst", dbname="quarry",
+                       password="s3cret over tls", sslmode="verify-full", sslrootcert=sys.argv[2])
+print(conn.pgconn.ssl_in_use, conn.execute("SELECT 6 * 7").fetchone()[0])
+"#;
+    let out = Command::new(python())
+        .args([
+            "-c",
+            script,
+            &s.port.to_string(),
+            &cert.display().to_string(),
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "True 42");
+    std::thread::sleep(Duration::from_millis(300));
+    let log = s.log();
+    assert!(log.contains("without TLS: refused"), "{log}");
+    assert!(!log.contains("s3cret"), "{log}");
+}
+
+#[test]
+fn long_queries_stream_rows_as_they_come_and_stop_when_cancelled() {
+    // 200 generated text files: chunks() takes seconds over them, which is
+    // what lets the test see rows arrive before the end, and a cancel stop
+    // the query midway.
+    let dir = tempfile::tempdir().unwrap();
+    let corpus = dir.path().join("corpus");
+    std::fs::create_dir_all(&corpus).unwrap();
+    let text = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/corpus/PMC4486927.txt"),
+    )
+    .unwrap();
+    let sentences: Vec<&str> = text.split(". ").filter(|s| s.len() > 40).collect();
+    for i in 0..200 {
+        let body: Vec<String> = (0..30)
+            .map(|k| {
+                format!(
+                    "{} (file {i}, {k}).",
+                    sentences[(i * 7 + k) % sentences.len()]
+                )
+            })
+            .collect();
+        std::fs::write(corpus.join(format!("f{i:04}.txt")), body.join(" ")).unwrap();
+    }
+    let s = serve(&["--no-store"], &[]);
+    let q = format!(
+        "SELECT * FROM chunks('{}', 'sentence', 40)",
+        corpus.display()
+    );
+    // psycopg's stream() is the extended protocol with no row limit: the
+    // first row comes long before the last, and the rows are all there.
+    let script = r#"
+import sys, time, psycopg
+conn = psycopg.connect(host="127.0.0.1", port=int(sys.argv[1]), user="analyst", dbname="quarry", autocommit=True)
+t = time.time(); first = None; n = 0
+for row in conn.cursor().stream(sys.argv[2]):
+    if first is None: first = time.time() - t
+    n += 1
+total = time.time() - t
+print(n, first, total)
+# A cancel while rows come stops the query; the connection goes on.
+t = time.time(); got = 0
+try:
+    for row in conn.cursor().stream(sys.argv[2]):
+        got += 1
+        if got == 5: conn.cancel_safe()
+    print("not cancelled", got)
+except psycopg.errors.QueryCanceled as e:
+    print("cancelled", got, time.time() - t)
+print(conn.execute("SELECT 'still here'").fetchone()[0])
+"#;
+    let out = Command::new(python())
+        .args(["-c", script, &s.port.to_string(), &q])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let out = String::from_utf8(out.stdout).unwrap();
+    let lines: Vec<&str> = out.lines().collect();
+    let f: Vec<f64> = lines[0].split(' ').map(|x| x.parse().unwrap()).collect();
+    let n_all = ok(psql(s.port, &format!("SELECT count(*) FROM ({q})"), None));
+    assert_eq!(f[0], n_all.trim().parse::<f64>().unwrap(), "{out}");
+    assert!(
+        f[2] > 1.0 && f[1] < f[2] / 2.0,
+        "first row after {} s of {} s",
+        f[1],
+        f[2]
+    );
+    let c: Vec<&str> = lines[1].split(' ').collect();
+    assert_eq!(c[0], "cancelled", "{out}");
+    assert!(c[2].parse::<f64>().unwrap() < f[2] / 2.0, "{out}");
+    assert_eq!(lines[2], "still here");
+    // psql's Ctrl-C (the simple protocol) stops a query that is counting.
+    let child = Command::new("psql")
+        .arg(format!(
+            "host=127.0.0.1 port={} user=analyst dbname=quarry",
+            s.port
+        ))
+        .args([
+            "-X",
+            "-A",
+            "-t",
+            "-c",
+            &format!("SELECT count(*) FROM ({q})"),
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(800));
+    let started = Instant::now();
+    Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    let o = child.wait_with_output().unwrap();
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        !o.status.success() && e.contains("canceling statement due to user request"),
+        "{e}"
+    );
+    assert!(started.elapsed().as_secs_f64() < f[2] / 2.0);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
