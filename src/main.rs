@@ -130,7 +130,7 @@ enum Command {
         /// The certificate's PEM private key.
         #[arg(long, requires = "tls_cert", value_name = "FILE")]
         tls_key: Option<PathBuf>,
-        /// Let clients run CREATE TABLE ... AS and CREATE VIEW (otherwise only queries run).
+        /// Let clients run CREATE TABLE ... AS (saved in the store, never replacing a table) and CREATE VIEW (otherwise only queries run).
         #[arg(long)]
         allow_writes: bool,
     },
@@ -294,6 +294,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
                 password,
                 tls: tls_cert.zip(tls_key),
                 allow_writes,
+                store: settings.store.clone(),
             };
             let auth = if opts.password.is_some() {
                 "password"

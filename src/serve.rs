@@ -11,7 +11,8 @@
 //! one stops the server rather than serving in clear), a wrong password
 //! refused and logged without the value tried, and the store's tables
 //! read-only (statements other than queries refused) unless
-//! `--allow-writes` lets `CREATE TABLE ... AS` and `CREATE VIEW` through.
+//! `--allow-writes` lets `CREATE TABLE ... AS` (saved in the store, see
+//! `store::saved`) and `CREATE VIEW` through.
 
 use std::fmt::Debug;
 use std::net::SocketAddr;
@@ -71,9 +72,11 @@ pub struct ServeOptions {
     pub password: Option<String>,
     /// A PEM certificate chain and its PEM private key, for TLS.
     pub tls: Option<(PathBuf, PathBuf)>,
-    /// Let `CREATE TABLE ... AS` and `CREATE VIEW` through (session tables
-    /// every client sees); otherwise only queries run.
+    /// Let `CREATE TABLE ... AS` (saved in the store when there is one)
+    /// and `CREATE VIEW` (the session's) through; otherwise only queries run.
     pub allow_writes: bool,
+    /// The store's location, where `CREATE TABLE ... AS` saves.
+    pub store: Option<String>,
 }
 
 /// Why the server cannot start, said so the user knows what to do.
@@ -115,6 +118,12 @@ pub async fn serve(
     let hooks: Vec<Arc<dyn QueryHook>> = vec![
         Arc::new(ReadOnly {
             allow_writes: opts.allow_writes,
+            store: match &opts.store {
+                Some(loc) => {
+                    Some(crate::store::Store::open(loc).map_err(|e| refuse(e.to_string()))?)
+                }
+                None => None,
+            },
         }),
         Arc::new(CursorStatementHook),
         Arc::new(SetShowHook),
@@ -575,9 +584,86 @@ impl StartupHandler for Gate {
 /// client, and no statement writes files on the server (`COPY ... TO`).
 struct ReadOnly {
     allow_writes: bool,
+    /// Where `CREATE TABLE ... AS` saves its rows (a Delta table every
+    /// later session over the store registers); without a store the table
+    /// lives in the served session's memory until the server stops.
+    store: Option<crate::store::Store>,
+}
+
+/// An SQL error a client is shown.
+fn sql_error(code: &str, message: String) -> PgWireError {
+    PgWireError::UserError(Box::new(ErrorInfo::new(
+        "ERROR".into(),
+        code.into(),
+        message,
+    )))
 }
 
 impl ReadOnly {
+    /// `CREATE TABLE name AS query` with a store: the query's rows saved
+    /// as the store's table `name` in one commit and registered in the
+    /// session; a name in use is refused (`IF NOT EXISTS`: nothing done).
+    /// `None` for every other statement, and without a store.
+    async fn save(&self, s: &Statement, ctx: &SessionContext) -> Option<PgWireResult<Response>> {
+        let (Statement::CreateTable(t), Some(store)) = (s, &self.store) else {
+            return None;
+        };
+        let query = t.query.as_ref()?;
+        let written = t.name.to_string();
+        let name = if written.contains('"') {
+            written
+        } else {
+            written.to_lowercase()
+        };
+        Some(async {
+            crate::store::saved::check_name(&name).map_err(|m| sql_error("42602", m))?;
+            let taken = ctx
+                .table_exist(name.as_str())
+                .map_err(|e| PgWireError::ApiError(Box::new(e)))?;
+            if taken && t.if_not_exists {
+                return Ok(Response::Execution(Tag::new("SELECT").with_rows(0)));
+            }
+            if t.or_replace {
+                return Err(sql_error(
+                    "42P07",
+                    format!("CREATE OR REPLACE is refused: tables in the store are not replaced or dropped by a client; save under a new name instead of '{name}'"),
+                ));
+            }
+            if taken {
+                return Err(sql_error(
+                    "42P07",
+                    format!("a table '{name}' exists already: tables in the store are not replaced or dropped by a client; pick a new name"),
+                ));
+            }
+            let df = ctx
+                .sql(&query.to_string())
+                .await
+                .map_err(|e| PgWireError::ApiError(Box::new(e)))?;
+            let schema = Arc::new(df.schema().as_arrow().clone());
+            let batches = df
+                .collect()
+                .await
+                .map_err(|e| PgWireError::ApiError(Box::new(e)))?;
+            let rows = crate::store::saved::save(store, &name, schema, batches)
+                .await
+                .map_err(|e| sql_error("58030", e.to_string()))?;
+            let stored = crate::store::saved::list(store)
+                .await
+                .map_err(|e| sql_error("58030", e.to_string()))?
+                .into_iter()
+                .find(|(n, _)| *n == name)
+                .map(|(_, schema)| schema)
+                .ok_or_else(|| sql_error("58030", format!("the saved table '{name}' was not found after its commit")))?;
+            let view = crate::store::saved::view(store, &name, stored)
+                .map_err(|e| sql_error("58030", e.to_string()))?;
+            ctx.register_table(name.as_str(), Arc::new(view))
+                .map_err(|e| PgWireError::ApiError(Box::new(e)))?;
+            eprintln!("quarry serve: saved table '{name}' ({rows} rows) in the store");
+            Ok(Response::Execution(Tag::new("SELECT").with_rows(rows)))
+        }
+        .await)
+    }
+
     fn check(&self, s: &Statement) -> Option<PgWireError> {
         let read = matches!(
             s,
@@ -621,10 +707,13 @@ impl QueryHook for ReadOnly {
     async fn handle_simple_query(
         &self,
         statement: &Statement,
-        _ctx: &SessionContext,
+        ctx: &SessionContext,
         _client: &mut dyn HookClient,
     ) -> Option<PgWireResult<Response>> {
-        self.check(statement).map(Err)
+        if let Some(e) = self.check(statement) {
+            return Some(Err(e));
+        }
+        self.save(statement, ctx).await
     }
 
     async fn handle_extended_parse_query(
@@ -641,10 +730,13 @@ impl QueryHook for ReadOnly {
         statement: &Statement,
         _plan: &LogicalPlan,
         _params: &ParamValues,
-        _ctx: &SessionContext,
+        ctx: &SessionContext,
         _client: &mut dyn HookClient,
     ) -> Option<PgWireResult<Response>> {
-        self.check(statement).map(Err)
+        if let Some(e) = self.check(statement) {
+            return Some(Err(e));
+        }
+        self.save(statement, ctx).await
     }
 }
 
@@ -658,7 +750,12 @@ mod tests {
         let s = Parser::parse_sql(&PostgreSqlDialect {}, sql)
             .unwrap()
             .remove(0);
-        ReadOnly { allow_writes }.check(&s).is_some()
+        ReadOnly {
+            allow_writes,
+            store: None,
+        }
+        .check(&s)
+        .is_some()
     }
 
     #[test]

@@ -284,6 +284,16 @@ pub fn session(settings: &Settings) -> Result<SessionContext> {
                 ctx.register_table(name, Arc::new(results::view(s, name, "", schema)?))?;
             }
             crate::functions::study_claims::register(&ctx, s)?;
+            // Tables clients saved (`CREATE TABLE ... AS` through `quarry
+            // serve --allow-writes`).
+            for (name, schema) in saved_tables_of(s) {
+                if !ctx.table_exist(name.as_str())? {
+                    ctx.register_table(
+                        name.as_str(),
+                        Arc::new(crate::store::saved::view(s, &name, schema)?),
+                    )?;
+                }
+            }
             if let Some((protocol, schema)) = latest_extraction_of(s) {
                 ctx.register_table(
                     "extraction",
@@ -312,6 +322,29 @@ fn latest_extraction_of(
     .join()
     .ok()
     .flatten()
+}
+
+/// The store's saved tables (read like [`latest_extraction_of`]); none,
+/// with a warning, when the store cannot list them.
+fn saved_tables_of(store: &Store) -> Vec<(String, datafusion::arrow::datatypes::SchemaRef)> {
+    let location = store.location.clone();
+    let found = std::thread::spawn(move || -> Result<_> {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(|e| crate::error::QuarryError::Invalid(e.to_string()))?;
+        let store = Store::open(&location)?;
+        rt.block_on(crate::store::saved::list(&store))
+    })
+    .join();
+    match found {
+        Ok(Ok(t)) => t,
+        Ok(Err(e)) => {
+            eprintln!("warning: the store's saved tables could not be listed: {e}");
+            Vec::new()
+        }
+        Err(_) => Vec::new(),
+    }
 }
 
 /// The model layer of a session made by [`session`].

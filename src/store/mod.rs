@@ -6,6 +6,7 @@ pub mod claims;
 pub mod delta;
 pub mod packs;
 pub mod results;
+pub mod saved;
 pub mod steady;
 
 use std::collections::BTreeMap;

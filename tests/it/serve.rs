@@ -193,6 +193,106 @@ with psycopg.connect(host="127.0.0.1", port={port}, user="analyst", dbname="quar
     drop(s);
 }
 
+#[test]
+fn with_allow_writes_create_table_as_saves_into_the_store_and_replaces_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("store");
+    let st = store.display().to_string();
+    let c = corpus().display().to_string();
+    let s = serve(&["--store", &st, "--allow-writes"], &[]);
+    // psql (simple protocol) and psycopg (extended) each save a table.
+    let made = ok(psql(
+        s.port,
+        &format!(
+            "CREATE TABLE pdfs AS SELECT file_name, pages FROM documents('{c}') WHERE ext = 'pdf'"
+        ),
+        None,
+    ));
+    assert!(made.trim().is_empty() || made.contains("SELECT"), "{made}");
+    let script = format!(
+        r#"
+import psycopg
+with psycopg.connect(host="127.0.0.1", port={port}, user="analyst", dbname="quarry", autocommit=True) as conn:
+    cur = conn.execute("CREATE TABLE by_ext AS SELECT ext, count(*) AS n FROM documents('{c}') GROUP BY ext")
+    print(cur.rowcount)
+    print(conn.execute("SELECT sum(n) FROM by_ext").fetchone()[0])
+"#,
+        port = s.port
+    );
+    let out = ok(Command::new(python())
+        .args(["-c", &script])
+        .output()
+        .unwrap());
+    assert_eq!(out.lines().collect::<Vec<_>>(), ["6", "6"], "{out}");
+    // Nothing is replaced or dropped: a name in use, OR REPLACE, quarry's
+    // own tables, DROP.
+    for (q, says) in [
+        ("CREATE TABLE pdfs AS SELECT 1 AS a", "exists already"),
+        (
+            "CREATE OR REPLACE TABLE pdfs AS SELECT 1 AS a",
+            "OR REPLACE is refused",
+        ),
+        ("CREATE TABLE calls AS SELECT 1 AS a", "exists already"),
+        (
+            "CREATE TABLE \"Odd name\" AS SELECT 1 AS a",
+            "cannot name a saved table",
+        ),
+        ("DROP TABLE pdfs", "read-only"),
+        ("DELETE FROM pdfs", "read-only"),
+    ] {
+        let o = psql(s.port, q, None);
+        let e = String::from_utf8_lossy(&o.stderr);
+        assert!(!o.status.success() && e.contains(says), "{q}: {e}");
+    }
+    assert!(psql(
+        s.port,
+        "CREATE TABLE IF NOT EXISTS pdfs AS SELECT 1 AS a",
+        None
+    )
+    .status
+    .success());
+    assert_eq!(
+        ok(psql(s.port, "SELECT file_name, pages FROM pdfs", None)).trim(),
+        "PMC3751573.pdf|9"
+    );
+    drop(s);
+    // A later server and the shell over the same store find them by name.
+    let s2 = serve(&["--store", &st], &[]);
+    assert_eq!(
+        ok(psql(
+            s2.port,
+            "SELECT n FROM by_ext WHERE ext = 'pdf'",
+            None
+        ))
+        .trim(),
+        "1"
+    );
+    let shell = quarry()
+        .args([
+            "sql",
+            "--store",
+            &st,
+            "--format",
+            "csv",
+            "-c",
+            "SELECT count(*) AS n FROM by_ext",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        String::from_utf8_lossy(&shell.stdout).contains("\n6"),
+        "{shell:?}"
+    );
+    // And any Delta reader reads them.
+    let theirs = crate::common::python_words(
+        "import sys, duckdb, deltalake\n\
+         f = deltalake.DeltaTable(sys.argv[1]).file_uris()\n\
+         print(duckdb.connect().execute('SELECT sum(n) FROM read_parquet(?)', [f]).fetchone()[0])",
+        &[&store.join("tables/saved/by_ext")],
+    );
+    assert_eq!(theirs, ["6"]);
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_password_is_asked_and_a_wrong_one_refused_without_being_logged() {
     let dir = tempfile::tempdir().unwrap();
