@@ -266,7 +266,9 @@ fn notes(xml: &str, tag: &[u8]) -> HashMap<String, String> {
     out
 }
 
-fn push_ref(s: &mut String, g: &quick_xml::events::BytesRef) {
+/// Appends an XML entity or character reference (`&amp;`, `&#60;`) as
+/// its character; an unknown named entity adds nothing.
+pub(crate) fn push_ref(s: &mut String, g: &quick_xml::events::BytesRef) {
     if let Ok(Some(c)) = g.resolve_char_ref() {
         s.push(c);
         return;

@@ -541,14 +541,15 @@ pub fn parse_hocr(xml: &str) -> Result<Vec<OcrPage>, String> {
             }
             Event::Text(t) => {
                 if let Some(w) = word.as_mut() {
+                    // quick-xml gives entity references as events of
+                    // their own, so a text event holds none.
                     let s = t.decode().map(|s| s.into_owned()).unwrap_or_default();
-                    w.text.push_str(&unescape(&s));
+                    w.text.push_str(&s);
                 }
             }
             Event::GeneralRef(r) => {
                 if let Some(w) = word.as_mut() {
-                    let name = String::from_utf8_lossy(r.as_ref()).into_owned();
-                    w.text.push_str(&unescape(&format!("&{name};")));
+                    super::docx::push_ref(&mut w.text, &r);
                 }
             }
             Event::End(_) if depth_in_word > 0 => depth_in_word -= 1,
@@ -570,49 +571,6 @@ pub fn parse_hocr(xml: &str) -> Result<Vec<OcrPage>, String> {
         p.lines.retain(|l| !l.words.is_empty());
     }
     Ok(pages)
-}
-
-/// XML's entities and numeric references.
-fn unescape(s: &str) -> String {
-    if !s.contains('&') {
-        return s.to_string();
-    }
-    let mut out = String::with_capacity(s.len());
-    let mut rest = s;
-    while let Some(i) = rest.find('&') {
-        out.push_str(&rest[..i]);
-        let after = &rest[i..];
-        let Some(end) = after.find(';').filter(|&e| e <= 12) else {
-            out.push('&');
-            rest = &after[1..];
-            continue;
-        };
-        let name = &after[1..end];
-        let ch = match name {
-            "amp" => Some('&'),
-            "lt" => Some('<'),
-            "gt" => Some('>'),
-            "quot" => Some('"'),
-            "apos" => Some('\''),
-            n if n.starts_with("#x") || n.starts_with("#X") => u32::from_str_radix(&n[2..], 16)
-                .ok()
-                .and_then(char::from_u32),
-            n if n.starts_with('#') => n[1..].parse().ok().and_then(char::from_u32),
-            _ => None,
-        };
-        match ch {
-            Some(c) => {
-                out.push(c);
-                rest = &after[end + 1..];
-            }
-            None => {
-                out.push('&');
-                rest = &after[1..];
-            }
-        }
-    }
-    out.push_str(rest);
-    out
 }
 
 /// Renders one page of a PDF (`path`) to a greyscale image at `dpi` with
@@ -722,13 +680,5 @@ mod tests {
         assert_eq!(p, b"P4\n9 1\n\xff\x80");
         assert!(pnm(3, 3, 1, 8, &[0; 8]).is_none());
         assert!(pnm(3, 3, 4, 8, &[0; 36]).is_none());
-    }
-
-    #[test]
-    fn entities() {
-        assert_eq!(
-            unescape("a &amp; b &#x3B1; &#946; &bogus; &"),
-            "a & b α β &bogus; &"
-        );
     }
 }
