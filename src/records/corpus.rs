@@ -93,15 +93,20 @@ impl Reading {
 
 /// One export's records, part by part (see [`read_export_parts`]), from its
 /// bytes being read; a file that cannot be read is one failed row.
-fn read_one(entry: Entry, reading: Reading, fields: Fields) -> BoxStream<'static, Vec<Record>> {
-    let failed = |entry: &Entry, note: String| Record {
+/// The one row of an export that could not be read (or whose reading
+/// stopped), named like the export's records so it can be found and joined.
+fn failed(entry: &Entry, note: String) -> Record {
+    Record {
         record_id: format!("failed:{}", entry.file_name),
         export: Some(entry.source.as_str().into()),
         database: Some(entry.file_name.as_str().into()),
         status: Some(Status::Failed),
         note: Some(note),
         ..Default::default()
-    };
+    }
+}
+
+fn read_one(entry: Entry, reading: Reading, fields: Fields) -> BoxStream<'static, Vec<Record>> {
     enum State {
         Start(Reading, Entry),
         Reading(
@@ -124,12 +129,10 @@ fn read_one(entry: Entry, reading: Reading, fields: Fields) -> BoxStream<'static
             None => match reader.await {
                 Ok(()) => None,
                 Err(e) => Some((
-                    vec![Record {
-                        export: Some(entry.source.as_str().into()),
-                        status: Some(Status::Failed),
-                        note: Some(format!("reading this export stopped unexpectedly: {e}; please report it with the file attached")),
-                        ..Default::default()
-                    }],
+                    vec![failed(
+                        &entry,
+                        format!("reading this export stopped unexpectedly: {e}; please report it with the file attached"),
+                    )],
                     State::Done,
                 )),
             },
