@@ -17,11 +17,10 @@ mod common;
 #[path = "../tests/support/served.rs"]
 mod served;
 
-use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::Instant;
 
-use served::Served;
+use served::{sentence_corpus, Served};
 
 fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(f64::total_cmp);
@@ -54,22 +53,8 @@ fn main() {
         .unwrap_or(300);
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let text = std::fs::read_to_string(root.join("examples/corpus/PMC4486927.txt")).unwrap();
-    let sentences: Vec<&str> = text.split(". ").filter(|s| s.len() > 40).collect();
     let corpus = d.join("corpus");
-    std::fs::create_dir_all(&corpus).unwrap();
-    for i in 0..docs {
-        let body: Vec<String> = (0..30)
-            .map(|k| {
-                format!(
-                    "{} (document {i}, sentence {k}).",
-                    sentences[(i * 7 + k) % sentences.len()]
-                )
-            })
-            .collect();
-        std::fs::write(corpus.join(format!("doc{i:05}.txt")), body.join(" ")).unwrap();
-    }
+    sentence_corpus(&corpus, docs);
     let store = d.join("store");
     let (c, s) = (corpus.display().to_string(), store.display().to_string());
     let q = format!("SELECT * FROM chunks('{c}', 'sentence', 40)");

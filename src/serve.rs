@@ -647,13 +647,15 @@ impl ReadOnly {
             let rows = crate::store::saved::save(store, &name, schema, batches)
                 .await
                 .map_err(|e| sql_error("58030", e.to_string()))?;
-            let stored = crate::store::saved::list(store)
+            let stored = crate::store::saved::stored_schema(store, &name)
                 .await
                 .map_err(|e| sql_error("58030", e.to_string()))?
-                .into_iter()
-                .find(|(n, _)| *n == name)
-                .map(|(_, schema)| schema)
-                .ok_or_else(|| sql_error("58030", format!("the saved table '{name}' was not found after its commit")))?;
+                .ok_or_else(|| {
+                    sql_error(
+                        "58030",
+                        format!("the saved table '{name}' was not found after its commit"),
+                    )
+                })?;
             let view = crate::store::saved::view(store, &name, stored)
                 .map_err(|e| sql_error("58030", e.to_string()))?;
             ctx.register_table(name.as_str(), Arc::new(view))

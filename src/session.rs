@@ -305,46 +305,54 @@ pub fn session(settings: &Settings) -> Result<SessionContext> {
     Ok(ctx)
 }
 
-/// The store's latest extraction (read on a thread of its own, with its own
-/// connection, since a session is built outside any async context).
-fn latest_extraction_of(
-    store: &Store,
-) -> Option<(String, datafusion::arrow::datatypes::SchemaRef)> {
+/// `read` run over `store` on a thread of its own, with its own runtime and
+/// connection, since a session is built outside any async context; the
+/// error when the runtime, the store or `read` fails.
+fn read_store<T, F, Fut>(store: &Store, read: F) -> Result<T>
+where
+    T: Send + 'static,
+    F: FnOnce(Store) -> Fut + Send + 'static,
+    Fut: std::future::Future<Output = Result<T>>,
+{
     let location = store.location.clone();
-    std::thread::spawn(move || {
-        let rt = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .ok()?;
-        let store = Store::open(&location).ok()?;
-        rt.block_on(crate::engine::latest_extraction(&store))
-    })
-    .join()
-    .ok()
-    .flatten()
-}
-
-/// The store's saved tables (read like [`latest_extraction_of`]); none,
-/// with a warning, when the store cannot list them.
-fn saved_tables_of(store: &Store) -> Vec<(String, datafusion::arrow::datatypes::SchemaRef)> {
-    let location = store.location.clone();
-    let found = std::thread::spawn(move || -> Result<_> {
+    std::thread::spawn(move || -> Result<T> {
         let rt = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
             .map_err(|e| crate::error::QuarryError::Invalid(e.to_string()))?;
         let store = Store::open(&location)?;
-        rt.block_on(crate::store::saved::list(&store))
+        rt.block_on(read(store))
     })
-    .join();
-    match found {
-        Ok(Ok(t)) => t,
-        Ok(Err(e)) => {
-            eprintln!("warning: the store's saved tables could not be listed: {e}");
-            Vec::new()
-        }
-        Err(_) => Vec::new(),
-    }
+    .join()
+    .unwrap_or_else(|_| {
+        Err(crate::error::QuarryError::Invalid(
+            "reading the store stopped unexpectedly".into(),
+        ))
+    })
+}
+
+/// The store's latest extraction, if it has one it can read.
+fn latest_extraction_of(
+    store: &Store,
+) -> Option<(String, datafusion::arrow::datatypes::SchemaRef)> {
+    read_store(store, |s| async move {
+        Ok(crate::engine::latest_extraction(&s).await)
+    })
+    .ok()
+    .flatten()
+}
+
+/// The store's saved tables; none, with a warning, when the store cannot
+/// list them.
+fn saved_tables_of(store: &Store) -> Vec<(String, datafusion::arrow::datatypes::SchemaRef)> {
+    read_store(
+        store,
+        |s| async move { crate::store::saved::list(&s).await },
+    )
+    .unwrap_or_else(|e| {
+        eprintln!("warning: the store's saved tables could not be listed: {e}");
+        Vec::new()
+    })
 }
 
 /// The model layer of a session made by [`session`].

@@ -115,17 +115,26 @@ pub async fn list(store: &Store) -> Result<Vec<(String, SchemaRef)>> {
     names.dedup();
     let mut out = Vec::new();
     for name in names {
-        let delta = table(store, &name)?;
-        if let Some(t) = delta.load().await? {
-            let schema = t
-                .snapshot()
-                .map_err(|e| delta.error(e))?
-                .snapshot()
-                .arrow_schema();
+        if let Some(schema) = stored_schema(store, &name).await? {
             out.push((name, schema));
         }
     }
     Ok(out)
+}
+
+/// The columns of the saved table `name` as the store holds them (what a
+/// session registers), or `None` when there is no such table.
+pub async fn stored_schema(store: &Store, name: &str) -> Result<Option<SchemaRef>> {
+    let delta = table(store, name)?;
+    match delta.load().await? {
+        Some(t) => Ok(Some(
+            t.snapshot()
+                .map_err(|e| delta.error(e))?
+                .snapshot()
+                .arrow_schema(),
+        )),
+        None => Ok(None),
+    }
 }
 
 /// The saved table `name` as a table of a session.

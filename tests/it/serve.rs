@@ -38,6 +38,14 @@ fn psql(port: u16, sql: &str, password: Option<&str>) -> Output {
 
 /// `psql` with the connection string `conn` (libpq's key=value form).
 fn psql_to(conn: &str, sql: &str, password: Option<&str>) -> Output {
+    psql_command(conn, sql, password)
+        .output()
+        .expect("psql (Debian: postgresql-client) is needed for the serve tests")
+}
+
+/// The `psql` command [`psql_to`] runs (unaligned, tuples only, stopping
+/// at the first error), not yet started.
+fn psql_command(conn: &str, sql: &str, password: Option<&str>) -> Command {
     let mut c = Command::new("psql");
     c.arg(conn)
         .args(["-X", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-c", sql])
@@ -47,8 +55,7 @@ fn psql_to(conn: &str, sql: &str, password: Option<&str>) -> Output {
     if let Some(p) = password {
         c.env("PGPASSWORD", p);
     }
-    c.output()
-        .expect("psql (Debian: postgresql-client) is needed for the serve tests")
+    c
 }
 
 fn ok(o: Output) -> String {
@@ -368,7 +375,7 @@ async fn with_a_certificate_clients_connect_over_tls_and_never_in_clear() {
     // would for a first try.
     let dir = tempfile::tempdir().unwrap();
     let (cert, key) = (dir.path().join("cert.pem"), dir.path().join("key.pem"));
-    let made = Command::new("openssl")
+    ok(Command::new("openssl")
         .args([
             "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2",
         ])
@@ -379,12 +386,7 @@ async fn with_a_certificate_clients_connect_over_tls_and_never_in_clear() {
         .arg("-out")
         .arg(&cert)
         .output()
-        .expect("openssl (Debian: openssl) makes the test certificate");
-    assert!(
-        made.status.success(),
-        "{}",
-        String::from_utf8_lossy(&made.stderr)
-    );
+        .expect("openssl (Debian: openssl) makes the test certificate"));
     let pw = dir.path().join("password");
     std::fs::write(&pw, "s3cret over tls\n").unwrap();
     let s = serve(
@@ -430,7 +432,7 @@ conn = psycopg.connect(host="localhost", port=int(sys.argv[1]), user="analyst", 
                        password="s3cret over tls", sslmode="verify-full", sslrootcert=sys.argv[2])
 print(conn.pgconn.ssl_in_use, conn.execute("SELECT 6 * 7").fetchone()[0])
 "#;
-    let out = Command::new(python())
+    let out = ok(Command::new(python())
         .args([
             "-c",
             script,
@@ -438,13 +440,8 @@ print(conn.pgconn.ssl_in_use, conn.execute("SELECT 6 * 7").fetchone()[0])
             &cert.display().to_string(),
         ])
         .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "True 42");
+        .unwrap());
+    assert_eq!(out.trim(), "True 42");
     std::thread::sleep(Duration::from_millis(300));
     let log = s.log();
     assert!(log.contains("without TLS: refused"), "{log}");
@@ -458,23 +455,7 @@ fn long_queries_stream_rows_as_they_come_and_stop_when_cancelled() {
     // the query midway.
     let dir = tempfile::tempdir().unwrap();
     let corpus = dir.path().join("corpus");
-    std::fs::create_dir_all(&corpus).unwrap();
-    let text = std::fs::read_to_string(
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/corpus/PMC4486927.txt"),
-    )
-    .unwrap();
-    let sentences: Vec<&str> = text.split(". ").filter(|s| s.len() > 40).collect();
-    for i in 0..200 {
-        let body: Vec<String> = (0..30)
-            .map(|k| {
-                format!(
-                    "{} (file {i}, {k}).",
-                    sentences[(i * 7 + k) % sentences.len()]
-                )
-            })
-            .collect();
-        std::fs::write(corpus.join(format!("f{i:04}.txt")), body.join(" ")).unwrap();
-    }
+    served::sentence_corpus(&corpus, 200);
     let s = serve(&["--no-store"], &[]);
     let q = format!(
         "SELECT * FROM chunks('{}', 'sentence', 40)",
@@ -502,16 +483,10 @@ except psycopg.errors.QueryCanceled as e:
     print("cancelled", got, time.time() - t)
 print(conn.execute("SELECT 'still here'").fetchone()[0])
 "#;
-    let out = Command::new(python())
+    let out = ok(Command::new(python())
         .args(["-c", script, &s.port.to_string(), &q])
         .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let out = String::from_utf8(out.stdout).unwrap();
+        .unwrap());
     let lines: Vec<&str> = out.lines().collect();
     let f: Vec<f64> = lines[0].split(' ').map(|x| x.parse().unwrap()).collect();
     let n_all = ok(psql(s.port, &format!("SELECT count(*) FROM ({q})"), None));
@@ -527,22 +502,15 @@ print(conn.execute("SELECT 'still here'").fetchone()[0])
     assert!(c[2].parse::<f64>().unwrap() < f[2] / 2.0, "{out}");
     assert_eq!(lines[2], "still here");
     // psql's Ctrl-C (the simple protocol) stops a query that is counting.
-    let child = Command::new("psql")
-        .arg(format!(
-            "host=127.0.0.1 port={} user=analyst dbname=quarry",
-            s.port
-        ))
-        .args([
-            "-X",
-            "-A",
-            "-t",
-            "-c",
-            &format!("SELECT count(*) FROM ({q})"),
-        ])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let child = psql_command(
+        &format!("host=127.0.0.1 port={} user=analyst dbname=quarry", s.port),
+        &format!("SELECT count(*) FROM ({q})"),
+        None,
+    )
+    .stdout(Stdio::piped())
+    .stderr(Stdio::piped())
+    .spawn()
+    .unwrap();
     std::thread::sleep(Duration::from_millis(800));
     let started = Instant::now();
     Command::new("kill")

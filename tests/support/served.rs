@@ -3,6 +3,7 @@
 //! dropped, its standard error kept.
 
 use std::io::{BufRead, BufReader};
+use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -54,5 +55,26 @@ impl Served {
     #[allow(dead_code)]
     pub fn log(&self) -> String {
         self.log.lock().unwrap().join("\n")
+    }
+}
+
+/// `n` text files in `dir` (`doc00000.txt`, ...), each 30 sentences of the
+/// bundled trial paper with its number and the sentence's, so every file
+/// differs: a corpus that `chunks()` takes seconds over.
+pub fn sentence_corpus(dir: &Path, n: usize) {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let text = std::fs::read_to_string(root.join("examples/corpus/PMC4486927.txt")).unwrap();
+    let sentences: Vec<&str> = text.split(". ").filter(|s| s.len() > 40).collect();
+    std::fs::create_dir_all(dir).unwrap();
+    for i in 0..n {
+        let body: Vec<String> = (0..30)
+            .map(|k| {
+                format!(
+                    "{} (document {i}, sentence {k}).",
+                    sentences[(i * 7 + k) % sentences.len()]
+                )
+            })
+            .collect();
+        std::fs::write(dir.join(format!("doc{i:05}.txt")), body.join(" ")).unwrap();
     }
 }
