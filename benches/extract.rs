@@ -131,6 +131,9 @@ async fn bench() {
             "        data files of each table's latest version: {}",
             current.join(", ")
         );
+        if std::env::var_os("QUARRY_BENCH_KEEP").is_some() {
+            println!("        kept: {}", dir.keep().display());
+        }
     }
     println!("files: by folder of the store (tables/<name> are Delta Lake tables: data files and _delta_log entries; cache the response cache and ingest the parsed documents, packs and their indexes plus single files not yet packed)");
 }

@@ -25,6 +25,17 @@ fn write_pdf(pages: &[Page], image: bool) -> Vec<u8> {
 /// As [`write_pdf`]; with `sideways`, every page's content is turned 90
 /// degrees (text running bottom to top, as a landscape table is set).
 fn write_pdf_turned(pages: &[Page], image: bool, sideways: bool) -> Vec<u8> {
+    write_pdf_tracked(pages, image, sideways, &|_| 0.0)
+}
+
+/// As [`write_pdf_turned`], each text set with the character spacing
+/// (`Tc`, points added after every glyph) that `tracking` gives it.
+fn write_pdf_tracked(
+    pages: &[Page],
+    image: bool,
+    sideways: bool,
+    tracking: &dyn Fn(&str) -> f32,
+) -> Vec<u8> {
     let mut doc = Document::with_version("1.5");
     let pages_id = doc.new_object_id();
     let regular = doc.add_object(dictionary! {"Type" => "Font", "Subtype" => "Type1", "BaseFont" => "Helvetica", "Encoding" => "WinAnsiEncoding"});
@@ -56,6 +67,7 @@ fn write_pdf_turned(pages: &[Page], image: bool, sideways: bool) -> Vec<u8> {
                 "Tf",
                 vec![(if b { "F2" } else { "F1" }).into(), size.into()],
             ));
+            ops.push(Operation::new("Tc", vec![tracking(text).into()]));
             ops.push(Operation::new("Td", vec![x.into(), (792.0 - y).into()]));
             ops.push(Operation::new("Tj", vec![Object::string_literal(text)]));
             ops.push(Operation::new("ET", vec![]));
@@ -659,4 +671,48 @@ async fn sideways_text_is_turned_and_read() {
         t.contains("| ok     | Landscape pages hold wide tables and their text runs bottom to top but reads like any other page. |"),
         "{t}"
     );
+}
+
+#[tokio::test]
+async fn letter_spaced_headings_are_read_as_words() {
+    // Headings set with 3 pt and 2.5 pt between letters (as journals set
+    // "RESEARCH ARTICLE" and "a b s t r a c t"), body text set normally
+    // with one-letter words of its own.
+    let texts = vec![
+        (50.0, 80.0, 11.0, "RESEARCH ARTICLE", true),
+        (50.0, 110.0, 10.0, "abstract", false),
+        (
+            50.0,
+            130.0,
+            10.0,
+            "The device was a 2 m 6 0.5 cm bar and",
+            false,
+        ),
+        (50.0, 142.0, 10.0, "groups A B C were seen at once.", false),
+    ];
+    let spaced = |t: &str| match t {
+        "RESEARCH ARTICLE" => 3.0,
+        "abstract" => 2.5,
+        _ => 0.0,
+    };
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("spaced.pdf"),
+        write_pdf_tracked(&[(texts, vec![])], false, false, &spaced),
+    )
+    .unwrap();
+    let src = dir.path().join("spaced.pdf").display().to_string();
+    let c = ctx(None);
+    let t = table(
+        &c,
+        &format!("SELECT text FROM blocks('{src}') ORDER BY block_id"),
+    )
+    .await;
+    for want in [
+        "| RESEARCH ARTICLE ",
+        "| abstract ",
+        "The device was a 2 m 6 0.5 cm bar and groups A B C were seen at once.",
+    ] {
+        assert!(t.contains(want), "{want} missing:\n{t}");
+    }
 }

@@ -229,6 +229,99 @@ pub fn lines(mut words: Vec<Word>) -> Vec<Line> {
     out
 }
 
+/// Fewest letters set apart one by one that are read as letter-spaced
+/// text: a shorter run of one-letter words is more likely real words
+/// ("a", "I", "A and B").
+const SPACED_RUN: usize = 4;
+
+/// Letter-spaced text ("R E S E A R C H  A R T I C L E", "a b s t r a c
+/// t"), each letter its own word, joined back into words: a run of
+/// one-letter words of one size on one baseline, each gap under an em,
+/// holding at least [`SPACED_RUN`] letters (digits end a run: "a 2 m 6"
+/// is words, "1 2 3 4" a scale), is one word or several, cut where a gap
+/// is clearly wider than the run's letter spacing (its median gap); a
+/// longer piece set against either end at that spacing (a kerned pair
+/// "ssions" after "s e") joins its word. Real one-letter words stay
+/// apart: they come one or two at a time between longer words.
+fn join_letter_spaced(words: Vec<Word>) -> Vec<Word> {
+    // A letter, or punctuation set spaced inside a spaced word or URL.
+    let single = |w: &Word| {
+        let mut cs = w.text.chars();
+        cs.next()
+            .is_some_and(|c| c.is_alphabetic() || ".:/-@&'’".contains(c))
+            && cs.next().is_none()
+    };
+    let follows = |p: &Word, w: &Word| {
+        let s = p.size.max(w.size);
+        let gap = w.x0 - p.x1;
+        (p.size - w.size).abs() < 0.1 * s
+            && (p.y - w.y).abs() < 0.2 * s
+            && gap > -0.05 * s
+            && gap < s
+    };
+    // Whether the gap from `p` to `w` is a word break in a run whose
+    // letters are `letter` apart.
+    let breaks = |p: &Word, w: &Word, letter: f32| {
+        let gap = w.x0 - p.x1;
+        gap > 1.6 * letter && gap - letter > 0.12 * w.size
+    };
+    let mut out: Vec<Word> = Vec::with_capacity(words.len());
+    let mut run: Vec<Word> = Vec::new();
+    // `None` at the end closes the last run.
+    for w in words.into_iter().map(Some).chain(std::iter::once(None)) {
+        let extends = w
+            .as_ref()
+            .is_some_and(|w| single(w) && run.last().is_none_or(|p| follows(p, w)));
+        let mut letter = None;
+        if !extends && !run.is_empty() {
+            let letters = run
+                .iter()
+                .filter(|w| w.text.chars().all(char::is_alphabetic))
+                .count();
+            if letters < SPACED_RUN {
+                out.append(&mut run);
+            } else {
+                let mut gaps: Vec<f32> = run.windows(2).map(|w| w[1].x0 - w[0].x1).collect();
+                gaps.sort_by(f32::total_cmp);
+                let l = gaps[gaps.len() / 2].max(0.0);
+                // A longer piece just before the run joins its first word.
+                let mut cur: Option<Word> = out
+                    .last()
+                    .is_some_and(|p| follows(p, &run[0]) && !breaks(p, &run[0], l))
+                    .then(|| out.pop())
+                    .flatten();
+                for c in run.drain(..) {
+                    match cur.as_mut() {
+                        Some(j) if !breaks(j, &c, l) => {
+                            j.text.push_str(&c.text);
+                            j.x1 = j.x1.max(c.x1);
+                            j.bold &= c.bold;
+                        }
+                        _ => out.extend(cur.replace(c)),
+                    }
+                }
+                out.extend(cur);
+                letter = Some(l);
+            }
+        }
+        let Some(w) = w else { break };
+        if let (Some(l), Some(p)) = (letter, out.last_mut()) {
+            // A longer piece just after the run joins its last word.
+            if !single(&w) && follows(p, &w) && !breaks(p, &w, l) {
+                p.text.push_str(&w.text);
+                p.x1 = p.x1.max(w.x1);
+                continue;
+            }
+        }
+        if single(&w) {
+            run.push(w);
+        } else {
+            out.push(w);
+        }
+    }
+    out
+}
+
 /// Cuts a run of words on one baseline into lines at gaps wide enough to be
 /// a table's column gap, or clearly wider than the run's own word spacing
 /// (a widely justified line stays one line).
@@ -236,6 +329,7 @@ fn split_spaced(words: Vec<Word>, out: &mut Vec<Line>) {
     if words.is_empty() {
         return;
     }
+    let words = join_letter_spaced(words);
     let mut gaps: Vec<f32> = words.windows(2).map(|w| w[1].x0 - w[0].x1).collect();
     gaps.sort_by(f32::total_cmp);
     // The word spacing: the median gap, the widest one left out.
@@ -529,5 +623,81 @@ fn xy_cut(blocks: Vec<LBlock>, out: &mut Vec<LBlock>, depth: usize) {
     }
     for g in bands {
         xy_cut(g, out, depth + 1);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Words set from `x` on, each letter advancing 6 pt (10 pt type), a
+    /// gap of `gap` pt after each word and `space` pt between words.
+    fn set(x: f32, words: &[&str], gap: f32) -> Vec<Word> {
+        let mut out = Vec::new();
+        let mut x = x;
+        for w in words {
+            let x1 = x + 6.0 * w.chars().count() as f32;
+            out.push(Word {
+                text: (*w).into(),
+                x0: x,
+                x1,
+                y: 100.0,
+                size: 10.0,
+                bold: false,
+                conf: None,
+            });
+            x = x1 + gap;
+        }
+        out
+    }
+
+    fn texts(words: &[Word]) -> Vec<&str> {
+        words.iter().map(|w| w.text.as_str()).collect()
+    }
+
+    #[test]
+    fn letter_spaced_words_are_joined_at_their_letter_spacing() {
+        // Letters 3 pt apart, words 9 pt apart.
+        let mut words = set(50.0, &"R E S E A R C H".split(' ').collect::<Vec<_>>(), 3.0);
+        let x = words.last().unwrap().x1 + 9.0;
+        words.extend(set(x, &"A R T I C L E".split(' ').collect::<Vec<_>>(), 3.0));
+        assert_eq!(texts(&join_letter_spaced(words)), ["RESEARCH", "ARTICLE"]);
+        // Lower case, one word, then an ordinary word after a wider gap.
+        let mut words = set(50.0, &"a b s t r a c t".split(' ').collect::<Vec<_>>(), 2.5);
+        let x = words.last().unwrap().x1 + 12.0;
+        words.extend(set(x, &["Background"], 3.0));
+        assert_eq!(
+            texts(&join_letter_spaced(words)),
+            ["abstract", "Background"]
+        );
+        // A kerned pair set as one piece joins the spaced letters beside it.
+        let mut words = set(50.0, &["E", "M", "S"], 2.0);
+        for piece in [&["s", "e", "ssions"][..], &["were"]] {
+            let x = words.last().unwrap().x1 + 9.0;
+            words.extend(set(x, piece, 2.0));
+        }
+        assert_eq!(
+            texts(&join_letter_spaced(words)),
+            ["EMS", "sessions", "were"]
+        );
+    }
+
+    #[test]
+    fn real_one_letter_words_stay_apart() {
+        for line in [
+            "I saw a cat",
+            "vitamin A and D",
+            "groups A B C and the control",
+            "a x b",
+            "of a 2 m 6 0.5 cm structure",
+            "scored 1 2 3 4 5 on a scale",
+        ] {
+            let words = set(50.0, &line.split(' ').collect::<Vec<_>>(), 3.0);
+            assert_eq!(texts(&join_letter_spaced(words)).join(" "), line);
+        }
+        // Letters a column gap apart (one-letter cells of a table) are not
+        // one word.
+        let words = set(50.0, &["A", "B", "C", "D", "E"], 24.0);
+        assert_eq!(texts(&join_letter_spaced(words)), ["A", "B", "C", "D", "E"]);
     }
 }
