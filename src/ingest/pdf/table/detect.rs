@@ -216,10 +216,15 @@ impl Page<'_> {
                             long && !r.iter().any(|&k| is_numeric_cell(&lines[k].text()))
                         })
                         .count();
-                    // A table caption between two rules starts another table.
-                    let caption_between = between
-                        .iter()
-                        .any(|r| starts_table_caption(&lines[r[0]].text()));
+                    // A table caption between two rules starts another table
+                    // (one in the page's other column, beside them, does not).
+                    let caption_between = between.iter().any(|r| {
+                        r.iter().any(|&k| {
+                            let l = &lines[k];
+                            let cx = (l.x0 + l.x1) / 2.0;
+                            cx > x0 && cx < x1 && starts_table_caption(&l.text())
+                        })
+                    });
                     if prose > 3 || caption_between {
                         break;
                     }
@@ -540,6 +545,44 @@ mod tests {
         let r = found(&lines, &[rule(85.0), rule(108.0), rule(220.0)]);
         assert_eq!(r.len(), 1, "{r:?}");
         assert!(r[0].2 < 300.0, "{r:?}");
+    }
+
+    #[test]
+    fn a_caption_in_the_other_column_does_not_end_a_ruled_table() {
+        // Two ruled tables side by side on a two-column page, the right
+        // one starting higher: the left one's caption lies between the
+        // right one's rules, in the other column.
+        let mut lines = vec![line(420.0, 100.0, "Drug"), line(480.0, 100.0, "Placebo")];
+        for (k, label) in ["Age", "Women", "Weight", "Smokers", "BMI", "Height"]
+            .iter()
+            .enumerate()
+        {
+            let y = 114.0 + 14.0 * k as f32;
+            lines.push(line(310.0, y, label));
+            lines.push(line(420.0, y, "34.1"));
+            lines.push(line(480.0, y, "35.2"));
+        }
+        lines.push(line(50.0, 130.0, "Table 1 Outcomes of the two groups"));
+        lines.push(line(120.0, 150.0, "Drug"));
+        lines.push(line(180.0, 150.0, "Placebo"));
+        for (k, label) in ["Pain", "Sleep"].iter().enumerate() {
+            let y = 170.0 + 14.0 * k as f32;
+            lines.push(line(50.0, y, label));
+            lines.push(line(120.0, y, "2.1"));
+            lines.push(line(180.0, y, "2.5"));
+        }
+        lines.sort_by(|a, b| a.y.total_cmp(&b.y));
+        let rules = [
+            hrule(305.0, 540.0, 88.0),
+            hrule(305.0, 540.0, 104.0),
+            hrule(305.0, 540.0, 200.0),
+            hrule(45.0, 230.0, 140.0),
+            hrule(45.0, 230.0, 155.0),
+            hrule(45.0, 230.0, 200.0),
+        ];
+        let r = found(&lines, &rules);
+        assert_eq!(r.len(), 2, "{r:?}");
+        assert!(r.iter().any(|r| r.0 > 300.0 && r.1 < 90.0), "{r:?}");
     }
 
     #[test]
