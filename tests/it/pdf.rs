@@ -125,6 +125,15 @@ fn write_pdf_tracked(
     out
 }
 
+/// `pdf` written as `name` in a new temporary folder (kept while the
+/// returned guard lives), and its path as a table function's source.
+fn saved(name: &str, pdf: Vec<u8>) -> (tempfile::TempDir, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join(name);
+    std::fs::write(&path, pdf).unwrap();
+    (dir, path.display().to_string())
+}
+
 /// Lines of a column: one piece of text per line, 12 pt apart.
 fn column<'a>(x: f32, y: f32, lines: &[&'a str]) -> Vec<Text<'a>> {
     lines
@@ -200,10 +209,8 @@ fn two_column_paper() -> Vec<u8> {
 
 #[tokio::test]
 async fn two_columns_are_read_in_turn_without_running_heads() {
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("paper.pdf"), two_column_paper()).unwrap();
+    let (_dir, src) = saved("paper.pdf", two_column_paper());
     let c = ctx(None);
-    let src = dir.path().join("paper.pdf").display().to_string();
     let t = table(
         &c,
         &format!("SELECT status, pages, error FROM documents('{src}')"),
@@ -323,9 +330,7 @@ async fn a_ruled_table_becomes_cells_with_indent_and_bold() {
         )],
         false,
     );
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("t.pdf"), pdf).unwrap();
-    let src = dir.path().join("t.pdf").display().to_string();
+    let (_dir, src) = saved("t.pdf", pdf);
     let c = ctx(None);
     let t = table(
         &c,
@@ -658,13 +663,10 @@ async fn sideways_text_is_turned_and_read() {
             "but reads like any other page.",
         ],
     );
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::write(
-        dir.path().join("landscape.pdf"),
+    let (_dir, src) = saved(
+        "landscape.pdf",
         write_pdf_turned(&[(texts, vec![])], false, true),
-    )
-    .unwrap();
-    let src = dir.path().join("landscape.pdf").display().to_string();
+    );
     let c = ctx(None);
     let t = table(&c, &format!("SELECT status, text FROM documents('{src}')")).await;
     assert!(
@@ -695,13 +697,10 @@ async fn letter_spaced_headings_are_read_as_words() {
         "abstract" => 2.5,
         _ => 0.0,
     };
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::write(
-        dir.path().join("spaced.pdf"),
+    let (_dir, src) = saved(
+        "spaced.pdf",
         write_pdf_tracked(&[(texts, vec![])], false, false, &spaced),
-    )
-    .unwrap();
-    let src = dir.path().join("spaced.pdf").display().to_string();
+    );
     let c = ctx(None);
     let t = table(
         &c,

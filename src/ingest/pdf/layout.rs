@@ -631,7 +631,7 @@ mod tests {
     use super::*;
 
     /// Words set from `x` on, each letter advancing 6 pt (10 pt type), a
-    /// gap of `gap` pt after each word and `space` pt between words.
+    /// gap of `gap` pt after each word.
     fn set(x: f32, words: &[&str], gap: f32) -> Vec<Word> {
         let mut out = Vec::new();
         let mut x = x;

@@ -183,6 +183,12 @@ impl Page<'_> {
                 continue;
             }
             let (x0, x1) = (hr[i].x0, hr[i].x1);
+            // A line set between the rules' ends, not beside them (text in
+            // the page's other column is not between two rules).
+            let under = |l: &Line| {
+                let cx = (l.x0 + l.x1) / 2.0;
+                cx > x0 && cx < x1
+            };
             let mut group = vec![i];
             for j in i + 1..hr.len() {
                 if !used[j]
@@ -202,13 +208,9 @@ impl Page<'_> {
                     let prose = between
                         .iter()
                         .filter(|r| {
-                            // Text beside the rules (the page's other
-                            // column) is not between them.
                             let long = r.iter().any(|&k| {
                                 let l = &lines[k];
-                                let cx = (l.x0 + l.x1) / 2.0;
-                                cx > x0
-                                    && cx < x1
+                                under(l)
                                     && l.words.len() >= 8
                                     && l.x1 - l.x0 > 0.4 * (x1 - x0)
                                     && !is_numeric_cell(&l.text())
@@ -219,11 +221,8 @@ impl Page<'_> {
                     // A table caption between two rules starts another table
                     // (one in the page's other column, beside them, does not).
                     let caption_between = between.iter().any(|r| {
-                        r.iter().any(|&k| {
-                            let l = &lines[k];
-                            let cx = (l.x0 + l.x1) / 2.0;
-                            cx > x0 && cx < x1 && starts_table_caption(&l.text())
-                        })
+                        r.iter()
+                            .any(|&k| under(&lines[k]) && starts_table_caption(&lines[k].text()))
                     });
                     if prose > 3 || caption_between {
                         break;
