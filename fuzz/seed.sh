@@ -40,6 +40,11 @@ text exports csv '\x04Title,Authors,Year,DOI\n"A trial, of things",Smith J; Doe 
 text exports wos '\x01FN Clarivate Analytics Web of Science\nVR 1.0\nPT J\nAU Smith, J\nTI A trial\nPY 2019\nDI 10.1/abc\nER\n\nEF\n'
 text exports tsv '\x05PT\tAU\tTI\tPY\tDI\nJ\tSmith, J\tA trial\t2019\t10.1/abc\n'
 
+text html table '<!DOCTYPE html><html><head><meta charset="utf-8"><title>T</title></head><body><h1>Results</h1><table><caption>Table 1. Baseline</caption><thead><tr><th rowspan="2">Characteristic</th><th colspan="2">Arm</th></tr><tr><th>A (n=10)</th><th>B (n=12)</th></tr></thead><tbody><tr><td>Age, mean (SD)</td><td>54.3 (8.1)</td><td>55 (7)</td></tr><tr><td colspan="3">Sex</td></tr><tr><td>&nbsp;&nbsp;Female</td><td>5 (50%)</td><td>6 (50%)</td></tr></tbody><tfoot><tr><td colspan="3"><sup>a</sup> p &lt; 0.05</td></tr></tfoot></table></body></html>'
+text html boiler '<html><head><style>p{color:red}</style><script>var a="<p>not text</p>";</script></head><body><nav><a href="/">Home</a> | <a href="/x">About</a></nav><main><article><h2>Methods</h2><p>We randomised <b>120</b> adults&mdash;aged 18&#8211;65&#x2014;to exercise.</p><ul><li>one<li>two<ol><li>nested</ol></ul><pre>  x = 1\n  y = 2</pre></article></main><noscript>enable js</noscript><footer>(c) 2019</footer><!-- a comment --></body></html>'
+text html latin1 '<html><head><meta http-equiv="Content-Type" content="text/html; charset=iso-8859-1"></head><body><p>Caf\xe9 na\xefve \xb5g/ml</p><p>unclosed <i>italic <b>bold</p><div><p>para in div<br>line two</div></body>'
+text html frag '<p>bare fragment &amp; &unknown; &#0; &#xD800; <img alt="figure 1" src="x.png"> <svg><text>svg text</text></svg> <math><mi>x</mi></math><table><tr><td>lone cell'
+
 text parse_reply obj '{"include": true, "reason": "adults with type 2 diabetes"}'
 text parse_reply fenced 'Here it is:\n```json\n{"n": 120, "quote": "120 participants", "arms": ["a", "b"]}\n```\n'
 text parse_reply yaml '```yaml\nn: 12\nquote: "twelve patients"\n```'
