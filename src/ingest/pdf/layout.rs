@@ -206,26 +206,110 @@ pub fn lines(mut words: Vec<Word>) -> Vec<Line> {
     let gutters: Vec<Vec<(f32, f32)>> = (0..rows.len())
         .map(|i| gutter_map(&rows[i.saturating_sub(10)..(i + 11).min(rows.len())]))
         .collect();
-    let mut out = Vec::new();
-    for (row, gutter) in rows.into_iter().zip(gutters) {
+    let mut parts_of: Vec<Vec<Vec<Word>>> = Vec::with_capacity(rows.len());
+    for (row, gutter) in rows.iter().zip(&gutters) {
         // A page gutter running through a gap splits the row first; then
         // each part is split on its own word spacing, so the words of the
         // column beside it (a table's cells, a looser or tighter column)
         // do not set the spacing of this one.
+        let mut parts: Vec<Vec<Word>> = Vec::new();
         let mut part: Vec<Word> = Vec::new();
         for w in row {
             if let Some(p) = part.last() {
                 let s = p.size.min(w.size);
                 let gap = w.x0 - p.x1;
                 if gap >= 0.4 * s && gutter.iter().any(|&(a, b)| a < w.x0 && b > p.x1) {
-                    split_spaced(std::mem::take(&mut part), &mut out);
+                    parts.push(std::mem::take(&mut part));
                 }
             }
-            part.push(w);
+            part.push(w.clone());
         }
-        split_spaced(part, &mut out);
+        parts.push(part);
+        parts_of.push(parts);
+    }
+    let mut out = Vec::new();
+    for (i, parts) in parts_of.into_iter().enumerate() {
+        let near = &rows[i.saturating_sub(6)..(i + 7).min(rows.len())];
+        for part in rejoin_justified(parts, near) {
+            split_spaced(part, &mut out);
+        }
     }
     out.sort_by(|a, b| a.y.total_cmp(&b.y).then(a.x0.total_cmp(&b.x0)));
+    out
+}
+
+/// Parts of a row cut at gutters joined again where they are one justified
+/// line: a short line stretched to its column's width (a caption's "Table
+/// 3. Characteristics reported in") has every gap the same width, and the
+/// gaps can fall on the column gaps of a table below it. Parts are joined
+/// while every gap of the joined run is the same width (at least three
+/// gaps); the run is kept joined only if a line of ordinary word spacing
+/// on a row near it (`near`) starts and ends where it does (the column's
+/// edges). A table's row seldom has equal gaps, and a page gutter is not
+/// crossed by the lines of ordinary spacing beside it.
+fn rejoin_justified(parts: Vec<Vec<Word>>, near: &[Vec<Word>]) -> Vec<Vec<Word>> {
+    if parts.len() < 2 {
+        return parts;
+    }
+    let gaps = |ws: &[Word]| -> Vec<f32> { ws.windows(2).map(|w| w[1].x0 - w[0].x1).collect() };
+    let even = |g: &[f32]| {
+        let lo = g.iter().copied().fold(f32::MAX, f32::min);
+        let hi = g.iter().copied().fold(f32::MIN, f32::max);
+        hi - lo <= 0.5 + 0.03 * hi
+    };
+    // Words of text, not a table's row of values: under a third hold a digit.
+    let wordy = |ws: &[Word]| {
+        ws.iter()
+            .filter(|w| w.text.chars().any(|c| c.is_ascii_digit()))
+            .count()
+            * 3
+            < ws.len()
+    };
+    // A line of the column: six or more words of text from `x0` to `x1`,
+    // at ordinary spacing.
+    let column_line = |x0: f32, x1: f32| {
+        near.iter().any(|r| {
+            let Some(a) = r.iter().position(|w| (w.x0 - x0).abs() < 1.5) else {
+                return false;
+            };
+            let Some(b) = r.iter().position(|w| (w.x1 - x1).abs() < 1.5) else {
+                return false;
+            };
+            b >= a + 5
+                && wordy(&r[a..=b])
+                && r[a..=b]
+                    .windows(2)
+                    .all(|w| w[1].x0 - w[0].x1 < 0.8 * w[0].size)
+        })
+    };
+    let mut out: Vec<Vec<Word>> = Vec::with_capacity(parts.len());
+    let mut run: Vec<Vec<Word>> = Vec::new();
+    let flush = |run: &mut Vec<Vec<Word>>, out: &mut Vec<Vec<Word>>| {
+        if run.len() >= 2 {
+            let joined: Vec<Word> = run.concat();
+            let (x0, x1) = (joined[0].x0, joined[joined.len() - 1].x1);
+            if joined.len() >= 4 && wordy(&joined) && column_line(x0, x1) {
+                out.push(joined);
+                run.clear();
+                return;
+            }
+        }
+        out.append(run);
+    };
+    for p in parts {
+        if let Some(last) = run.last() {
+            let mut joined: Vec<Word> = run.concat();
+            let last_x1 = last.last().map_or(0.0, |w| w.x1);
+            joined.extend(p.iter().cloned());
+            if p.first().is_some_and(|w| w.x0 >= last_x1) && even(&gaps(&joined)) {
+                run.push(p);
+                continue;
+            }
+            flush(&mut run, &mut out);
+        }
+        run.push(p);
+    }
+    flush(&mut run, &mut out);
     out
 }
 
@@ -653,6 +737,71 @@ mod tests {
 
     fn texts(words: &[Word]) -> Vec<&str> {
         words.iter().map(|w| w.text.as_str()).collect()
+    }
+
+    /// Words of one row at baseline `y`: (x0, text) each, 6 pt a letter.
+    fn row_at(y: f32, cells: &[(f32, &str)]) -> Vec<Word> {
+        cells
+            .iter()
+            .flat_map(|(x, t)| {
+                let mut ws = set(*x, &t.split(' ').collect::<Vec<_>>(), 3.0);
+                ws.iter_mut().for_each(|w| w.y = y);
+                ws
+            })
+            .collect()
+    }
+
+    /// A page of prose lines (50 to 377), a caption justified to the
+    /// column's width, and a table whose column gaps run under the
+    /// caption's stretched spaces; `prose` leaves the prose out.
+    fn caption_over_table(prose: bool) -> Vec<Line> {
+        let mut words = Vec::new();
+        if prose {
+            for k in 0..2 {
+                let mut ws = set(50.0, &["words"; 10], 3.0);
+                ws.iter_mut().for_each(|w| w.y = 60.0 + 12.0 * k as f32);
+                words.extend(ws);
+            }
+        }
+        // "Table 4. Characteristics reported in": 192 pt of letters in
+        // 327 pt, four gaps of 33.75 pt.
+        let mut x = 50.0;
+        for t in ["Table", "4.", "Characteristics", "reported", "in"] {
+            words.extend(row_at(84.0, &[(x, t)]));
+            x += 6.0 * t.chars().count() as f32 + 33.75;
+        }
+        for k in 0..7 {
+            words.extend(row_at(
+                100.0 + 12.0 * k as f32,
+                &[
+                    (50.0, "Age"),
+                    (115.0, "1"),
+                    (160.0, "34.1 (8.2)"),
+                    (284.0, "35.2"),
+                    (366.0, "0"),
+                ],
+            ));
+        }
+        lines(words)
+    }
+
+    #[test]
+    fn a_justified_caption_over_a_table_stays_one_line() {
+        let with = caption_over_table(true);
+        let texts: Vec<String> = with.iter().map(Line::text).collect();
+        assert!(
+            texts.contains(&"Table 4. Characteristics reported in".to_string()),
+            "{texts:?}"
+        );
+        // The table's rows are still cut at its column gaps.
+        assert_eq!(texts.iter().filter(|t| *t == "34.1 (8.2)").count(), 7);
+        // Without a line of the column beside it to show the column's
+        // edges, the stretched caption is cut where the table's gaps run.
+        let without = caption_over_table(false);
+        let texts: Vec<String> = without.iter().map(Line::text).collect();
+        assert!(!texts
+            .iter()
+            .any(|t| t.starts_with("Table 4. Characteristics reported")));
     }
 
     #[test]

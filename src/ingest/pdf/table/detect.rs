@@ -111,10 +111,96 @@ pub fn regions(
     };
     let rules = joined_rules(rules);
     let mut regions = page.ruled(&rules);
+    // Unruled tables are looked for without the lines of a text column:
+    // on a two-column page a table in one column shares its rows with
+    // the other column's prose.
+    let table_rows = without_column_prose(lines, rows, page_width);
+    let page = Page {
+        rows: &table_rows,
+        ..page
+    };
     page.unruled(&mut regions);
     regions
 }
 
+/// A two-column page's gutter: (the left column's right edge, the right
+/// column's left edge), where at least four lines of prose (six words or
+/// more, across a third of the page or more) end, and four start, within
+/// a point and a half of each other, the first left of the second and
+/// at most a tenth of the page apart.
+pub fn column_gutter(lines: &[Line], page_width: f32) -> Option<(f32, f32)> {
+    let prose: Vec<&Line> = lines
+        .iter()
+        .filter(|l| l.words.len() >= 6 && l.x1 - l.x0 > 0.3 * page_width)
+        .collect();
+    // The x most of `xs` lie within 1.5 pt of, with how many.
+    let mode = |xs: Vec<f32>| -> Option<(f32, usize)> {
+        xs.iter()
+            .map(|&x| (x, xs.iter().filter(|&&o| (o - x).abs() < 1.5).count()))
+            .max_by_key(|&(_, n)| n)
+    };
+    let (right, nr) = mode(
+        prose
+            .iter()
+            .map(|l| l.x1)
+            .filter(|&x| x < 0.6 * page_width)
+            .collect(),
+    )?;
+    let (left, nl) = mode(
+        prose
+            .iter()
+            .map(|l| l.x0)
+            .filter(|&x| x > 0.4 * page_width)
+            .collect(),
+    )?;
+    (nr >= 4 && nl >= 4 && right < left && left - right < 0.1 * page_width).then_some((right, left))
+}
+
+/// The rows with a two-column page's prose lines taken out: a line alone
+/// on its side of the gutter in its row, under a third of its words mostly
+/// digits, that is either a full line of the column (four words or more
+/// across half its width or more, ending at the left column's edge or
+/// starting at the right one's) or a paragraph's last line in the right
+/// column (two words or more, from its edge, ending with a full stop).
+/// Rows left empty are dropped. A page without a gutter keeps its rows.
+fn without_column_prose(lines: &[Line], rows: &[Vec<usize>], page_width: f32) -> Vec<Vec<usize>> {
+    let Some((right, left)) = column_gutter(lines, page_width) else {
+        return rows.to_vec();
+    };
+    let col_width = right.min(page_width - left);
+    let prose = |l: &Line| {
+        let t = l.text();
+        // A paragraph's last line, or a full one.
+        let last = l.words.len() >= 2 && t.ends_with('.') && (l.x0 - left).abs() < 2.0;
+        (last || l.words.len() >= 4 && l.x1 - l.x0 > 0.5 * col_width)
+            && l.words.iter().filter(|w| is_numeric_cell(&w.text)).count() * 3 < l.words.len()
+            && (((l.x1 - right).abs() < 2.0 && l.x0 < right)
+                || ((l.x0 - left).abs() < 2.0 && l.x1 > left))
+    };
+    rows.iter()
+        .map(|r| {
+            r.iter()
+                .copied()
+                .filter(|&i| {
+                    let l = &lines[i];
+                    // Alone on its side of the gutter.
+                    let side = |m: &Line| {
+                        if l.x0 >= left - 2.0 {
+                            m.x1 > right
+                        } else {
+                            m.x0 < left
+                        }
+                    };
+                    let alone = r.iter().filter(|&&m| side(&lines[m])).count() == 1;
+                    !(alone && prose(l))
+                })
+                .collect::<Vec<usize>>()
+        })
+        .filter(|r| !r.is_empty())
+        .collect()
+}
+
+#[derive(Clone, Copy)]
 struct Page<'a> {
     lines: &'a [Line],
     rows: &'a [Vec<usize>],
@@ -582,6 +668,41 @@ mod tests {
         let r = found(&lines, &rules);
         assert_eq!(r.len(), 2, "{r:?}");
         assert!(r.iter().any(|r| r.0 > 300.0 && r.1 < 90.0), "{r:?}");
+    }
+
+    #[test]
+    fn an_unruled_table_in_one_column_leaves_the_other_columns_prose() {
+        // A two-column page: prose in both columns, then an unruled table
+        // in the left one whose rows share baselines with the right
+        // column's prose.
+        let text = "and the trial went on for a year or so until it ended";
+        let mut lines = Vec::new();
+        for k in 0..5 {
+            lines.push(line(50.0, 40.0 + 12.0 * k as f32, text));
+        }
+        let right_edge = lines[0].x1;
+        let gutter = right_edge + 15.0;
+        for k in 0..14 {
+            lines.push(line(gutter, 40.0 + 12.0 * k as f32, text));
+        }
+        lines.push(line(gutter, 40.0 + 12.0 * 14.0, "the end of it."));
+        for (k, label) in ["Age", "Women", "Weight", "Smokers", "BMI"]
+            .iter()
+            .enumerate()
+        {
+            let y = 112.0 + 12.0 * k as f32;
+            lines.push(line(50.0, y, label));
+            lines.push(line(150.0, y, "34.1"));
+            lines.push(line(220.0, y, "35.2"));
+        }
+        lines.sort_by(|a, b| a.y.total_cmp(&b.y).then(a.x0.total_cmp(&b.x0)));
+        assert_eq!(
+            column_gutter(&lines, 600.0).map(|(a, b)| (a.round(), b.round())),
+            Some((right_edge.round(), gutter.round()))
+        );
+        let r = found(&lines, &[]);
+        assert_eq!(r.len(), 1, "{r:?}");
+        assert!(r[0].0 < 51.0 && r[0].2 < gutter, "{r:?}");
     }
 
     #[test]

@@ -46,7 +46,7 @@ pub fn wrapped(out: Vec<TCell>, first_body: usize) -> (Vec<TCell>, usize) {
         .filter(|d| *d > lead + step)
         .find(|d| dists.iter().filter(|e| (*e - d).abs() < 0.5 * step).count() * 5 >= dists.len())
     else {
-        return (renumber(rows), first_body);
+        return by_content(rows, first_body);
     };
     let mut first_body = first_body;
     let mut kept: Vec<Vec<TCell>> = Vec::new();
@@ -99,6 +99,103 @@ pub fn wrapped(out: Vec<TCell>, first_body: usize) -> (Vec<TCell>, usize) {
         last_top.push(t);
     }
     (renumber(kept), first_body)
+}
+
+/// Wrapped lines in a table set without space between rows, where only
+/// the text can tell a cell's next line from a new row: a row each of
+/// whose cells lies under a cell of the same columns in the row above and
+/// reads as its rest ([`continues`]), with at least one cell above left
+/// open (a bracket not closed, a trailing comma, dash or joining word:
+/// "Patient global assessment of" / "disease activity (100"), or every
+/// cell of the row a bracketed remainder ("(%)" / "(97%)"), or the row a
+/// label's lone lower-case line under a row of values ("Number with one
+/// or more trained" / "medical staff (%)"), is those cells' next lines; a header line joins the header row above only when
+/// it has two cells or more and every cell above is left open ("Drug vs"
+/// / "placebo"), since header rows of their own ("(N = 357)", "n (%)")
+/// are common. Rows that are merely close ("Male" / "female") stay rows. Returns the cells and the first body row after the rows removed.
+fn by_content(rows: Vec<Vec<TCell>>, first_body: usize) -> (Vec<TCell>, usize) {
+    let mut first = first_body;
+    let mut kept: Vec<Vec<TCell>> = Vec::new();
+    for (r, row) in rows.into_iter().enumerate() {
+        if row.is_empty() {
+            if r < first_body {
+                first -= 1;
+            }
+            continue;
+        }
+        let joins = kept.last().is_some_and(|above| {
+            // A header line joins a header row, a body line a body row.
+            let above_r = r - 1;
+            let pairs: Option<Vec<(&TCell, &TCell)>> = row
+                .iter()
+                .map(|c| {
+                    above
+                        .iter()
+                        .find(|a| a.col == c.col && a.col_span == c.col_span)
+                        .map(|a| (a, c))
+                })
+                .collect();
+            let Some(pairs) = pairs else { return false };
+            if r < first_body {
+                // Header lines: two or more cells, each left open.
+                return above_r < first_body
+                    && pairs.len() >= 2
+                    && pairs.iter().all(|(a, _)| left_open(&a.text));
+            }
+            // A label's lone next line, lower-case, under a row of values
+            // ("Number with one or more trained" / "medical staff (%)"):
+            // a row's own label starts with a capital or a digit.
+            let lone_label = row.len() == 1
+                && row[0].col == 0
+                && above.len() >= 2
+                && row[0].text.starts_with(char::is_lowercase);
+            above_r >= first_body
+                && pairs.iter().all(|(a, c)| continues(&a.text, &c.text))
+                && (lone_label
+                    || pairs.iter().any(|(a, _)| left_open(&a.text))
+                    || pairs
+                        .iter()
+                        .all(|(_, c)| c.text.trim_start().starts_with(['(', '['])))
+        });
+        if joins {
+            let above = kept.last_mut().expect("a row to join");
+            for c in row {
+                if let Some(a) = above
+                    .iter_mut()
+                    .find(|a| a.col == c.col && a.col_span == c.col_span)
+                {
+                    join_text(&mut a.text, &c.text);
+                    a.bbox.0 = a.bbox.0.min(c.bbox.0);
+                    a.bbox.2 = a.bbox.2.max(c.bbox.2);
+                    a.bbox.3 = a.bbox.3.max(c.bbox.3);
+                }
+            }
+            if r < first_body {
+                first -= 1;
+            }
+            continue;
+        }
+        kept.push(row);
+    }
+    (renumber(kept), first)
+}
+
+/// Whether a cell's text is left open, so that its next line must follow:
+/// a bracket not closed, or a trailing comma, dash, slash, plus, "vs" or
+/// joining word in lower case ("of", "and", "with"...; "OR" is an
+/// abbreviation).
+fn left_open(text: &str) -> bool {
+    let t = text.trim_end();
+    let open = |o: char, c: char| t.matches(o).count() > t.matches(c).count();
+    const JOINING: [&str; 14] = [
+        "of", "and", "or", "with", "the", "in", "to", "for", "per", "at", "by", "from", "vs", "vs.",
+    ];
+    open('(', ')')
+        || open('[', ']')
+        || t.ends_with([',', '-', '\u{2013}', '/', '(', '&', '+', '\u{b1}'])
+        || t.rsplit(' ')
+            .next()
+            .is_some_and(|w| t.contains(' ') && JOINING.contains(&w))
 }
 
 /// Cells set vertically centred in their row, joined back into that row:
@@ -190,16 +287,12 @@ fn join_text(text: &mut String, next: &str) {
 
 /// Whether a body cell's next line reads as the rest of it rather than a
 /// cell of a new row ("New Zealand European" then "Māori", "81.1" then
-/// "10.8"): the text above is left open (a bracket not closed, a comma, a
-/// dash, a slash, a plus), or the line starts lower-case or with a bracket
-/// or a plus-minus ("disease activity (SD)", "(0.12, 0.36)", "± 4.2").
+/// "10.8"): the text above is left open ([`left_open`]: a bracket not
+/// closed, a comma, a dash, a slash, a plus, a joining word), or the line
+/// starts lower-case or with a bracket or a plus-minus ("disease activity
+/// (SD)", "(0.12, 0.36)", "± 4.2").
 fn continues(above: &str, next: &str) -> bool {
-    let open = |o: char, c: char| above.matches(o).count() > above.matches(c).count();
-    let above_t = above.trim_end();
-    open('(', ')')
-        || open('[', ']')
-        || above_t.ends_with([',', '-', '\u{2013}', '/', '(', '&', '+', '\u{b1}'])
-        || next.starts_with(|c: char| c.is_lowercase() || "([\u{b1},;".contains(c))
+    left_open(above) || next.starts_with(|c: char| c.is_lowercase() || "([\u{b1},;".contains(c))
 }
 
 /// Cells bucketed by row (an empty row where no cell is).
@@ -451,5 +544,82 @@ mod tests {
         assert!(texts.contains(&(1, 1, "0.24 (0.12, 0.36)")));
         assert!(texts.contains(&(1, 2, "0.31 (0.20, 0.42)")));
         assert!(texts.contains(&(2, 0, "Age")));
+    }
+
+    #[test]
+    fn lines_of_a_table_without_row_space_join_by_their_text() {
+        // Every line 11 pt from the next: only the text tells a cell's
+        // next line from a row.
+        let lines = at(&[
+            (
+                100.0,
+                &[(200.0, "Drug vs"), (300.0, "Drug vs"), (400.0, "Dose vs")],
+            ),
+            (
+                111.0,
+                &[(200.0, "placebo"), (300.0, "dose"), (400.0, "placebo")],
+            ),
+            (
+                122.0,
+                &[
+                    (50.0, "Global assessment of"),
+                    (200.0, "-9.93"),
+                    (300.0, "-10.0"),
+                    (400.0, "0.09 (-3.61,"),
+                ],
+            ),
+            (
+                133.0,
+                &[
+                    (50.0, "disease activity"),
+                    (200.0, "(-12.96, -6.90)"),
+                    (300.0, "(-13.7, -6.32)"),
+                    (400.0, "3.79)"),
+                ],
+            ),
+            (
+                144.0,
+                &[
+                    (50.0, "Trained staff"),
+                    (200.0, "36"),
+                    (300.0, "37 (92%)"),
+                    (400.0, "0.41"),
+                ],
+            ),
+            (155.0, &[(50.0, "(%)"), (200.0, "(97%)")]),
+            (
+                166.0,
+                &[(50.0, "Male"), (200.0, "10"), (300.0, "12"), (400.0, "0.5")],
+            ),
+            (
+                177.0,
+                &[
+                    (50.0, "female"),
+                    (200.0, "20"),
+                    (300.0, "18"),
+                    (400.0, "0.5"),
+                ],
+            ),
+        ]);
+        let cells = super::super::cells(&lines);
+        let texts: Vec<(u32, u32, &str)> = cells
+            .iter()
+            .map(|c| (c.row, c.col, c.text.as_str()))
+            .collect();
+        assert!(texts.contains(&(0, 1, "Drug vs placebo")), "{texts:?}");
+        assert!(
+            texts.contains(&(1, 0, "Global assessment of disease activity")),
+            "{texts:?}"
+        );
+        assert!(
+            texts.contains(&(1, 1, "-9.93 (-12.96, -6.90)")),
+            "{texts:?}"
+        );
+        assert!(texts.contains(&(1, 3, "0.09 (-3.61, 3.79)")), "{texts:?}");
+        assert!(texts.contains(&(2, 0, "Trained staff (%)")), "{texts:?}");
+        assert!(texts.contains(&(2, 1, "36 (97%)")), "{texts:?}");
+        // Rows that are only close stay rows.
+        assert!(texts.contains(&(3, 0, "Male")), "{texts:?}");
+        assert!(texts.contains(&(4, 0, "female")), "{texts:?}");
     }
 }
