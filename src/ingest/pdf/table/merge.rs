@@ -144,11 +144,15 @@ fn by_content(rows: Vec<Vec<TCell>>, first_body: usize) -> (Vec<TCell>, usize) {
             }
             // A label's lone next line, lower-case, under a row of values
             // ("Number with one or more trained" / "medical staff (%)"):
-            // a row's own label starts with a capital or a digit.
+            // a row's own label starts with a capital or a digit, or is an
+            // abbreviation with capitals in its first word ("d-BT (mmHg)").
             let lone_label = row.len() == 1
                 && row[0].col == 0
                 && above.len() >= 2
-                && row[0].text.starts_with(char::is_lowercase);
+                && row[0].text.split(' ').next().is_some_and(|w| {
+                    let w = w.trim_end_matches([',', ';', ':']);
+                    !w.is_empty() && w.chars().all(char::is_lowercase)
+                });
             above_r >= first_body
                 && pairs.iter().all(|(a, c)| continues(&a.text, &c.text))
                 && (lone_label
@@ -589,10 +593,20 @@ mod tests {
             (155.0, &[(50.0, "(%)"), (200.0, "(97%)")]),
             (
                 166.0,
+                &[
+                    (50.0, "Blood pressure lowering"),
+                    (200.0, "12"),
+                    (300.0, "14"),
+                    (400.0, "0.3"),
+                ],
+            ),
+            (177.0, &[(50.0, "d-BP (mmHg)")]),
+            (
+                188.0,
                 &[(50.0, "Male"), (200.0, "10"), (300.0, "12"), (400.0, "0.5")],
             ),
             (
-                177.0,
+                199.0,
                 &[
                     (50.0, "female"),
                     (200.0, "20"),
@@ -618,8 +632,14 @@ mod tests {
         assert!(texts.contains(&(1, 3, "0.09 (-3.61, 3.79)")), "{texts:?}");
         assert!(texts.contains(&(2, 0, "Trained staff (%)")), "{texts:?}");
         assert!(texts.contains(&(2, 1, "36 (97%)")), "{texts:?}");
-        // Rows that are only close stay rows.
-        assert!(texts.contains(&(3, 0, "Male")), "{texts:?}");
-        assert!(texts.contains(&(4, 0, "female")), "{texts:?}");
+        // Rows that are only close stay rows; an abbreviation in lower
+        // case starts a row of its own.
+        assert!(
+            texts.contains(&(3, 0, "Blood pressure lowering")),
+            "{texts:?}"
+        );
+        assert!(texts.contains(&(4, 0, "d-BP (mmHg)")), "{texts:?}");
+        assert!(texts.contains(&(5, 0, "Male")), "{texts:?}");
+        assert!(texts.contains(&(6, 0, "female")), "{texts:?}");
     }
 }
