@@ -206,64 +206,57 @@ pub fn lines(mut words: Vec<Word>) -> Vec<Line> {
     let gutters: Vec<Vec<(f32, f32)>> = (0..rows.len())
         .map(|i| gutter_map(&rows[i.saturating_sub(10)..(i + 11).min(rows.len())]))
         .collect();
-    let mut parts_of: Vec<Vec<Vec<Word>>> = Vec::with_capacity(rows.len());
-    for (row, gutter) in rows.iter().zip(&gutters) {
-        // A page gutter running through a gap splits the row first; then
-        // each part is split on its own word spacing, so the words of the
-        // column beside it (a table's cells, a looser or tighter column)
-        // do not set the spacing of this one.
-        let mut parts: Vec<Vec<Word>> = Vec::new();
-        let mut part: Vec<Word> = Vec::new();
-        for w in row {
-            if let Some(p) = part.last() {
-                let s = p.size.min(w.size);
-                let gap = w.x0 - p.x1;
-                if gap >= 0.4 * s && gutter.iter().any(|&(a, b)| a < w.x0 && b > p.x1) {
-                    parts.push(std::mem::take(&mut part));
-                }
-            }
-            part.push(w.clone());
-        }
-        parts.push(part);
-        parts_of.push(parts);
-    }
+    // A page gutter running through a gap splits the row first (unless the
+    // row is one justified line); then each part is split on its own word
+    // spacing, so the words of the column beside it (a table's cells, a
+    // looser or tighter column) do not set the spacing of this one.
+    let cuts: Vec<Vec<usize>> = rows
+        .iter()
+        .zip(&gutters)
+        .enumerate()
+        .map(|(i, (row, gutter))| {
+            let cuts: Vec<usize> = (1..row.len())
+                .filter(|&k| {
+                    let (p, w) = (&row[k - 1], &row[k]);
+                    w.x0 - p.x1 >= 0.4 * p.size.min(w.size)
+                        && gutter.iter().any(|&(a, b)| a < w.x0 && b > p.x1)
+                })
+                .collect();
+            let near = &rows[i.saturating_sub(6)..(i + 7).min(rows.len())];
+            justified_cuts(row, cuts, near)
+        })
+        .collect();
     let mut out = Vec::new();
-    for (i, parts) in parts_of.into_iter().enumerate() {
-        let near = &rows[i.saturating_sub(6)..(i + 7).min(rows.len())];
-        for part in rejoin_justified(parts, near) {
+    for (mut row, cuts) in rows.into_iter().zip(cuts) {
+        for &k in cuts.iter().rev() {
+            let part = row.split_off(k);
             split_spaced(part, &mut out);
         }
+        split_spaced(row, &mut out);
     }
     out.sort_by(|a, b| a.y.total_cmp(&b.y).then(a.x0.total_cmp(&b.x0)));
     out
 }
 
-/// Parts of a row cut at gutters joined again where they are one justified
-/// line: a short line stretched to its column's width (a caption's "Table
-/// 3. Characteristics reported in") has every gap the same width, and the
-/// gaps can fall on the column gaps of a table below it. Parts are joined
-/// while every gap of the joined run is the same width (at least three
-/// gaps); the run is kept joined only if a line of ordinary word spacing
-/// on a row near it (`near`) starts and ends where it does (the column's
-/// edges). A table's row seldom has equal gaps, and a page gutter is not
-/// crossed by the lines of ordinary spacing beside it.
-fn rejoin_justified(parts: Vec<Vec<Word>>, near: &[Vec<Word>]) -> Vec<Vec<Word>> {
-    if parts.len() < 2 {
-        return parts;
+/// The cuts of a row at gutters (indices of the words that start a part)
+/// less those inside one justified line: a short line stretched to its
+/// column's width (a caption's "Table 3. Characteristics reported in") has
+/// every gap the same width, and the gaps can fall on the column gaps of a
+/// table below it. Parts are joined while every gap of the joined run is
+/// the same width; a run of two parts or more is kept joined only if it
+/// holds four words or more, mostly words, and a line of ordinary word
+/// spacing on a row near it (`near`) starts and ends where it does (the
+/// column's edges). A table's row seldom has equal gaps, and a page gutter
+/// is not crossed by the lines of ordinary spacing beside it.
+fn justified_cuts(row: &[Word], cuts: Vec<usize>, near: &[Vec<Word>]) -> Vec<usize> {
+    if cuts.is_empty() {
+        return cuts;
     }
-    let gaps = |ws: &[Word]| -> Vec<f32> { ws.windows(2).map(|w| w[1].x0 - w[0].x1).collect() };
-    let even = |g: &[f32]| {
-        let lo = g.iter().copied().fold(f32::MAX, f32::min);
-        let hi = g.iter().copied().fold(f32::MIN, f32::max);
+    let even = |ws: &[Word]| {
+        let gaps = ws.windows(2).map(|w| w[1].x0 - w[0].x1);
+        let lo = gaps.clone().fold(f32::MAX, f32::min);
+        let hi = gaps.fold(f32::MIN, f32::max);
         hi - lo <= 0.5 + 0.03 * hi
-    };
-    // Words of text, not a table's row of values: under a third hold a digit.
-    let wordy = |ws: &[Word]| {
-        ws.iter()
-            .filter(|w| w.text.chars().any(|c| c.is_ascii_digit()))
-            .count()
-            * 3
-            < ws.len()
     };
     // A line of the column: six or more words of text from `x0` to `x1`,
     // at ordinary spacing.
@@ -276,41 +269,55 @@ fn rejoin_justified(parts: Vec<Vec<Word>>, near: &[Vec<Word>]) -> Vec<Vec<Word>>
                 return false;
             };
             b >= a + 5
-                && wordy(&r[a..=b])
+                && mostly_words(&r[a..=b])
                 && r[a..=b]
                     .windows(2)
                     .all(|w| w[1].x0 - w[0].x1 < 0.8 * w[0].size)
         })
     };
-    let mut out: Vec<Vec<Word>> = Vec::with_capacity(parts.len());
-    let mut run: Vec<Vec<Word>> = Vec::new();
-    let flush = |run: &mut Vec<Vec<Word>>, out: &mut Vec<Vec<Word>>| {
-        if run.len() >= 2 {
-            let joined: Vec<Word> = run.concat();
-            let (x0, x1) = (joined[0].x0, joined[joined.len() - 1].x1);
-            if joined.len() >= 4 && wordy(&joined) && column_line(x0, x1) {
-                out.push(joined);
-                run.clear();
-                return;
-            }
-        }
-        out.append(run);
+    // Whether the run of parts from word `start` to the cut at `end`
+    // (`parts` of them) is one justified line.
+    let justified = |start: usize, end: usize, parts: usize| {
+        let run = &row[start..end];
+        parts >= 2
+            && run.len() >= 4
+            && mostly_words(run)
+            && column_line(run[0].x0, run[run.len() - 1].x1)
     };
-    for p in parts {
-        if let Some(last) = run.last() {
-            let mut joined: Vec<Word> = run.concat();
-            let last_x1 = last.last().map_or(0.0, |w| w.x1);
-            joined.extend(p.iter().cloned());
-            if p.first().is_some_and(|w| w.x0 >= last_x1) && even(&gaps(&joined)) {
-                run.push(p);
-                continue;
-            }
-            flush(&mut run, &mut out);
+    let bounds: Vec<usize> = std::iter::once(0)
+        .chain(cuts.iter().copied())
+        .chain(std::iter::once(row.len()))
+        .collect();
+    let mut kept = Vec::with_capacity(cuts.len());
+    // The run: its first word and how many parts it holds.
+    let (mut start, mut parts) = (0, 1);
+    for w in bounds.windows(3) {
+        let (cut, end) = (w[1], w[2]);
+        if row[cut].x0 >= row[cut - 1].x1 && even(&row[start..end]) {
+            parts += 1;
+            continue;
         }
-        run.push(p);
+        if !justified(start, cut, parts) {
+            kept.extend(cuts.iter().copied().filter(|&k| k > start && k < cut));
+        }
+        kept.push(cut);
+        (start, parts) = (cut, 1);
     }
-    flush(&mut run, &mut out);
-    out
+    if !justified(start, row.len(), parts) {
+        kept.extend(cuts.iter().copied().filter(|&k| k > start));
+    }
+    kept.sort_unstable();
+    kept
+}
+
+/// Under a third of the words hold a digit: a line of text, not a
+/// table's row of values.
+fn mostly_words(ws: &[Word]) -> bool {
+    ws.iter()
+        .filter(|w| w.text.chars().any(|c| c.is_ascii_digit()))
+        .count()
+        * 3
+        < ws.len()
 }
 
 /// Fewest letters set apart one by one that are read as letter-spaced
@@ -419,12 +426,7 @@ fn split_spaced(words: Vec<Word>, out: &mut Vec<Line>) {
     // The word spacing: the median gap, the widest one left out.
     gaps.pop();
     let median = gaps.get(gaps.len() / 2).copied().unwrap_or(0.0).max(0.0);
-    let numeric = words
-        .iter()
-        .filter(|w| w.text.chars().any(|c| c.is_ascii_digit()))
-        .count()
-        * 3
-        >= words.len();
+    let numeric = !mostly_words(&words);
     let mut cur: Vec<Word> = Vec::new();
     for w in words {
         if let Some(p) = cur.last() {

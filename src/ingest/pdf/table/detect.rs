@@ -128,7 +128,7 @@ pub fn regions(
 /// more, across a third of the page or more) end, and four start, within
 /// a point and a half of each other, the first left of the second and
 /// at most a tenth of the page apart.
-pub fn column_gutter(lines: &[Line], page_width: f32) -> Option<(f32, f32)> {
+fn column_gutter(lines: &[Line], page_width: f32) -> Option<(f32, f32)> {
     let prose: Vec<&Line> = lines
         .iter()
         .filter(|l| l.words.len() >= 6 && l.x1 - l.x0 > 0.3 * page_width)
@@ -506,6 +506,29 @@ mod tests {
         }
     }
 
+    /// Rows of a label at `x[0]` and two values at `x[1]` and `x[2]`, the
+    /// first at baseline `y0`, `pitch` apart.
+    fn labelled_rows(
+        labels: &[&str],
+        x: [f32; 3],
+        values: [&str; 2],
+        y0: f32,
+        pitch: f32,
+    ) -> Vec<Line> {
+        labels
+            .iter()
+            .enumerate()
+            .flat_map(|(k, label)| {
+                let y = y0 + pitch * k as f32;
+                [
+                    line(x[0], y, label),
+                    line(x[1], y, values[0]),
+                    line(x[2], y, values[1]),
+                ]
+            })
+            .collect()
+    }
+
     fn found(lines: &[Line], rules: &[Rule]) -> Vec<Region> {
         let rows = rows(lines);
         regions(lines, &rows, rules, 600.0)
@@ -612,12 +635,13 @@ mod tests {
         // Table rows 28 pt apart, the other column's lines 7 pt apart (a
         // smaller type), most on baselines of their own.
         let mut lines = vec![line(120.0, 100.0, "Drug"), line(180.0, 100.0, "Placebo")];
-        for (k, label) in ["Age", "Women", "Weight", "Smokers"].iter().enumerate() {
-            let y = 128.0 + 28.0 * k as f32;
-            lines.push(line(50.0, y, label));
-            lines.push(line(120.0, y, "34.1"));
-            lines.push(line(180.0, y, "35.2"));
-        }
+        lines.extend(labelled_rows(
+            &["Age", "Women", "Weight", "Smokers"],
+            [50.0, 120.0, 180.0],
+            ["34.1", "35.2"],
+            128.0,
+            28.0,
+        ));
         for k in 0..16 {
             lines.push(line(
                 307.0,
@@ -638,24 +662,23 @@ mod tests {
         // one starting higher: the left one's caption lies between the
         // right one's rules, in the other column.
         let mut lines = vec![line(420.0, 100.0, "Drug"), line(480.0, 100.0, "Placebo")];
-        for (k, label) in ["Age", "Women", "Weight", "Smokers", "BMI", "Height"]
-            .iter()
-            .enumerate()
-        {
-            let y = 114.0 + 14.0 * k as f32;
-            lines.push(line(310.0, y, label));
-            lines.push(line(420.0, y, "34.1"));
-            lines.push(line(480.0, y, "35.2"));
-        }
+        lines.extend(labelled_rows(
+            &["Age", "Women", "Weight", "Smokers", "BMI", "Height"],
+            [310.0, 420.0, 480.0],
+            ["34.1", "35.2"],
+            114.0,
+            14.0,
+        ));
         lines.push(line(50.0, 130.0, "Table 1 Outcomes of the two groups"));
         lines.push(line(120.0, 150.0, "Drug"));
         lines.push(line(180.0, 150.0, "Placebo"));
-        for (k, label) in ["Pain", "Sleep"].iter().enumerate() {
-            let y = 170.0 + 14.0 * k as f32;
-            lines.push(line(50.0, y, label));
-            lines.push(line(120.0, y, "2.1"));
-            lines.push(line(180.0, y, "2.5"));
-        }
+        lines.extend(labelled_rows(
+            &["Pain", "Sleep"],
+            [50.0, 120.0, 180.0],
+            ["2.1", "2.5"],
+            170.0,
+            14.0,
+        ));
         lines.sort_by(|a, b| a.y.total_cmp(&b.y));
         let rules = [
             hrule(305.0, 540.0, 88.0),
@@ -686,15 +709,13 @@ mod tests {
             lines.push(line(gutter, 40.0 + 12.0 * k as f32, text));
         }
         lines.push(line(gutter, 40.0 + 12.0 * 14.0, "the end of it."));
-        for (k, label) in ["Age", "Women", "Weight", "Smokers", "BMI"]
-            .iter()
-            .enumerate()
-        {
-            let y = 112.0 + 12.0 * k as f32;
-            lines.push(line(50.0, y, label));
-            lines.push(line(150.0, y, "34.1"));
-            lines.push(line(220.0, y, "35.2"));
-        }
+        lines.extend(labelled_rows(
+            &["Age", "Women", "Weight", "Smokers", "BMI"],
+            [50.0, 150.0, 220.0],
+            ["34.1", "35.2"],
+            112.0,
+            12.0,
+        ));
         lines.sort_by(|a, b| a.y.total_cmp(&b.y).then(a.x0.total_cmp(&b.x0)));
         assert_eq!(
             column_gutter(&lines, 600.0).map(|(a, b)| (a.round(), b.round())),

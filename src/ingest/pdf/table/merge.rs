@@ -64,31 +64,14 @@ pub fn wrapped(out: Vec<TCell>, first_body: usize) -> (Vec<TCell>, usize) {
         let joins = kept.last().zip(last_top.last()).is_some_and(|(above, lt)| {
             t - lt > 0.0
                 && t - lt < pitch - slack
-                && row.iter().all(|c| {
-                    above
-                        .iter()
-                        .any(|a| a.col == c.col && a.col_span == c.col_span)
-                })
+                && row.iter().all(|c| same_columns(above, c).is_some())
                 && (r < first_body
                     || row.iter().all(|c| {
-                        above
-                            .iter()
-                            .find(|a| a.col == c.col && a.col_span == c.col_span)
-                            .is_some_and(|a| continues(&a.text, &c.text))
+                        same_columns(above, c).is_some_and(|a| continues(&a.text, &c.text))
                     }))
         });
         if joins {
-            let above = kept.last_mut().unwrap();
-            for c in row {
-                let a = above
-                    .iter_mut()
-                    .find(|a| a.col == c.col && a.col_span == c.col_span)
-                    .unwrap();
-                join_text(&mut a.text, &c.text);
-                a.bbox.0 = a.bbox.0.min(c.bbox.0);
-                a.bbox.2 = a.bbox.2.max(c.bbox.2);
-                a.bbox.3 = a.bbox.3.max(c.bbox.3);
-            }
+            join_below(kept.last_mut().expect("a row to join"), row);
             *last_top.last_mut().unwrap() = t;
             if r < first_body {
                 first_body -= 1;
@@ -109,10 +92,12 @@ pub fn wrapped(out: Vec<TCell>, first_body: usize) -> (Vec<TCell>, usize) {
 /// "Patient global assessment of" / "disease activity (100"), or every
 /// cell of the row a bracketed remainder ("(%)" / "(97%)"), or the row a
 /// label's lone lower-case line under a row of values ("Number with one
-/// or more trained" / "medical staff (%)"), is those cells' next lines; a header line joins the header row above only when
-/// it has two cells or more and every cell above is left open ("Drug vs"
-/// / "placebo"), since header rows of their own ("(N = 357)", "n (%)")
-/// are common. Rows that are merely close ("Male" / "female") stay rows. Returns the cells and the first body row after the rows removed.
+/// or more trained" / "medical staff (%)"), is those cells' next lines; a
+/// header line joins the header row above only when it has two cells or
+/// more and every cell above is left open ("Drug vs" / "placebo"), since
+/// header rows of their own ("(N = 357)", "n (%)") are common. Rows that
+/// are merely close ("Male" / "female") stay rows. Returns the cells and
+/// the first body row after the rows removed.
 fn by_content(rows: Vec<Vec<TCell>>, first_body: usize) -> (Vec<TCell>, usize) {
     let mut first = first_body;
     let mut kept: Vec<Vec<TCell>> = Vec::new();
@@ -128,12 +113,7 @@ fn by_content(rows: Vec<Vec<TCell>>, first_body: usize) -> (Vec<TCell>, usize) {
             let above_r = r - 1;
             let pairs: Option<Vec<(&TCell, &TCell)>> = row
                 .iter()
-                .map(|c| {
-                    above
-                        .iter()
-                        .find(|a| a.col == c.col && a.col_span == c.col_span)
-                        .map(|a| (a, c))
-                })
+                .map(|c| same_columns(above, c).map(|a| (a, c)))
                 .collect();
             let Some(pairs) = pairs else { return false };
             if r < first_body {
@@ -162,18 +142,7 @@ fn by_content(rows: Vec<Vec<TCell>>, first_body: usize) -> (Vec<TCell>, usize) {
                         .all(|(_, c)| c.text.trim_start().starts_with(['(', '['])))
         });
         if joins {
-            let above = kept.last_mut().expect("a row to join");
-            for c in row {
-                if let Some(a) = above
-                    .iter_mut()
-                    .find(|a| a.col == c.col && a.col_span == c.col_span)
-                {
-                    join_text(&mut a.text, &c.text);
-                    a.bbox.0 = a.bbox.0.min(c.bbox.0);
-                    a.bbox.2 = a.bbox.2.max(c.bbox.2);
-                    a.bbox.3 = a.bbox.3.max(c.bbox.3);
-                }
-            }
+            join_below(kept.last_mut().expect("a row to join"), row);
             if r < first_body {
                 first -= 1;
             }
@@ -182,6 +151,30 @@ fn by_content(rows: Vec<Vec<TCell>>, first_body: usize) -> (Vec<TCell>, usize) {
         kept.push(row);
     }
     (renumber(kept), first)
+}
+
+/// Whether two cells are set in the same columns.
+fn aligned(a: &TCell, c: &TCell) -> bool {
+    a.col == c.col && a.col_span == c.col_span
+}
+
+/// The cell of `row` set in the same columns as `c`.
+fn same_columns<'a>(row: &'a [TCell], c: &TCell) -> Option<&'a TCell> {
+    row.iter().find(|a| aligned(a, c))
+}
+
+/// Each cell of `next` joined as the next line of the cell of `above` set
+/// in the same columns (a cell with none is left out: callers join a row
+/// only when every cell has one).
+fn join_below(above: &mut [TCell], next: Vec<TCell>) {
+    for c in next {
+        if let Some(a) = above.iter_mut().find(|a| aligned(a, &c)) {
+            join_text(&mut a.text, &c.text);
+            a.bbox.0 = a.bbox.0.min(c.bbox.0);
+            a.bbox.2 = a.bbox.2.max(c.bbox.2);
+            a.bbox.3 = a.bbox.3.max(c.bbox.3);
+        }
+    }
 }
 
 /// Whether a cell's text is left open, so that its next line must follow:
