@@ -101,6 +101,8 @@ pub fn wrapped(out: Vec<TCell>, first_body: usize) -> (Vec<TCell>, usize) {
 fn by_content(rows: Vec<Vec<TCell>>, first_body: usize) -> (Vec<TCell>, usize) {
     let mut first = first_body;
     let mut kept: Vec<Vec<TCell>> = Vec::new();
+    // The grid row the last kept row started on (empty rows are skipped).
+    let mut above_r = 0;
     for (r, row) in rows.into_iter().enumerate() {
         if row.is_empty() {
             if r < first_body {
@@ -110,7 +112,6 @@ fn by_content(rows: Vec<Vec<TCell>>, first_body: usize) -> (Vec<TCell>, usize) {
         }
         let joins = kept.last().is_some_and(|above| {
             // A header line joins a header row, a body line a body row.
-            let above_r = r - 1;
             let pairs: Option<Vec<(&TCell, &TCell)>> = row
                 .iter()
                 .map(|c| same_columns(above, c).map(|a| (a, c)))
@@ -149,6 +150,7 @@ fn by_content(rows: Vec<Vec<TCell>>, first_body: usize) -> (Vec<TCell>, usize) {
             continue;
         }
         kept.push(row);
+        above_r = r;
     }
     (renumber(kept), first)
 }
@@ -510,6 +512,38 @@ mod tests {
         assert!(cells
             .iter()
             .any(|c| c.text == "Severity of surgery" && c.row == 2));
+    }
+
+    #[test]
+    fn a_body_line_never_joins_a_header_row_across_an_empty_row() {
+        let cell = |col: u32, text: &str| super::super::TCell {
+            row: 0,
+            col,
+            col_span: 1,
+            text: text.to_string(),
+            indent: 0,
+            bold: false,
+            bbox: (0.0, 0.0, 0.0, 0.0),
+        };
+        // The header's cells are left open ("Drug vs"); the empty grid row
+        // between is the body's first, so the line under it is body.
+        let rows = vec![
+            vec![cell(1, "Drug vs"), cell(2, "Diet vs")],
+            Vec::new(),
+            vec![cell(1, "placebo"), cell(2, "control")],
+        ];
+        let (cells, first_body) = super::by_content(rows, 1);
+        assert_eq!(first_body, 1);
+        let texts: Vec<(u32, &str)> = cells.iter().map(|c| (c.row, c.text.as_str())).collect();
+        assert_eq!(
+            texts,
+            [
+                (0, "Drug vs"),
+                (0, "Diet vs"),
+                (1, "placebo"),
+                (1, "control")
+            ]
+        );
     }
 
     #[test]
