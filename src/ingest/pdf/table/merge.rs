@@ -101,8 +101,6 @@ pub fn wrapped(out: Vec<TCell>, first_body: usize) -> (Vec<TCell>, usize) {
 fn by_content(rows: Vec<Vec<TCell>>, first_body: usize) -> (Vec<TCell>, usize) {
     let mut first = first_body;
     let mut kept: Vec<Vec<TCell>> = Vec::new();
-    // The grid row the last kept row started on (empty rows are skipped).
-    let mut above_r = 0;
     for (r, row) in rows.into_iter().enumerate() {
         if row.is_empty() {
             if r < first_body {
@@ -111,7 +109,10 @@ fn by_content(rows: Vec<Vec<TCell>>, first_body: usize) -> (Vec<TCell>, usize) {
             continue;
         }
         let joins = kept.last().is_some_and(|above| {
-            // A header line joins a header row, a body line a body row.
+            // A header line joins a header row, a body line a body row;
+            // a kept row's cells keep the grid row it started on (empty
+            // rows between are skipped).
+            let above_r = above[0].row as usize;
             let pairs: Option<Vec<(&TCell, &TCell)>> = row
                 .iter()
                 .map(|c| same_columns(above, c).map(|a| (a, c)))
@@ -150,7 +151,6 @@ fn by_content(rows: Vec<Vec<TCell>>, first_body: usize) -> (Vec<TCell>, usize) {
             continue;
         }
         kept.push(row);
-        above_r = r;
     }
     (renumber(kept), first)
 }
@@ -516,8 +516,9 @@ mod tests {
 
     #[test]
     fn a_body_line_never_joins_a_header_row_across_an_empty_row() {
-        let cell = |col: u32, text: &str| super::super::TCell {
-            row: 0,
+        // Cells as `by_row` gives them: each with its grid row.
+        let cell = |row: u32, col: u32, text: &str| super::super::TCell {
+            row,
             col,
             col_span: 1,
             text: text.to_string(),
@@ -528,9 +529,9 @@ mod tests {
         // The header's cells are left open ("Drug vs"); the empty grid row
         // between is the body's first, so the line under it is body.
         let rows = vec![
-            vec![cell(1, "Drug vs"), cell(2, "Diet vs")],
+            vec![cell(0, 1, "Drug vs"), cell(0, 2, "Diet vs")],
             Vec::new(),
-            vec![cell(1, "placebo"), cell(2, "control")],
+            vec![cell(2, 1, "placebo"), cell(2, 2, "control")],
         ];
         let (cells, first_body) = super::by_content(rows, 1);
         assert_eq!(first_body, 1);
