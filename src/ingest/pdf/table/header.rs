@@ -124,6 +124,30 @@ pub fn group_spans(out: &mut [TCell], first_body: usize) {
     }
 }
 
+/// A title set alone above the column headings ("a. Change talk" over
+/// "Variable | Coefficient | 95% CI | ..."), in the first column, heads the
+/// table's whole width: it spans every column, as it does in the
+/// publisher's markup, instead of only the first. (Group rows inside the
+/// body are left as their text reaches: publishers' markup spans them over
+/// all columns, over the arms only, or not at all.)
+pub fn title_spans(out: &mut [TCell]) {
+    let ncols = out.iter().map(|c| c.col + c.col_span).max().unwrap_or(0);
+    let first: Vec<usize> = (0..out.len()).filter(|&i| out[i].row == 0).collect();
+    let below: Vec<&TCell> = out.iter().filter(|c| c.row == 1).collect();
+    // Headings below: mostly words, not values, with their own first-column
+    // heading.
+    let words = below
+        .iter()
+        .filter(|c| c.col > 0 && !is_numeric_cell(&c.text))
+        .count();
+    let headings = below.iter().any(|c| c.col == 0) && words >= 2 && words * 2 > below.len() - 1;
+    if let [i] = first[..] {
+        if out[i].col == 0 && headings {
+            out[i].col_span = ncols;
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::fixture::*;
@@ -154,6 +178,43 @@ mod tests {
         let cells = super::super::cells(&lines);
         let week = cells.iter().find(|c| c.text == "Week 12").unwrap();
         assert_eq!((week.row, week.col, week.col_span), (0, 1, 2));
+    }
+
+    #[test]
+    fn a_title_row_above_the_headings_spans_the_table() {
+        let lines = laid_out(&[
+            &[(50.0, "a. Change talk")],
+            &[
+                (50.0, "Variable"),
+                (200.0, "Coefficient"),
+                (300.0, "95% CI"),
+                (400.0, "p"),
+            ],
+            &[(50.0, "Effect of group assignment on reflections")],
+            &[
+                (50.0, "Constant"),
+                (200.0, "0.265"),
+                (300.0, "0.030"),
+                (400.0, ".000"),
+            ],
+            &[
+                (50.0, "Group"),
+                (200.0, "0.013"),
+                (300.0, "0.042"),
+                (400.0, ".764"),
+            ],
+            &[(50.0, "Women")],
+            &[(50.0, "Yes"), (200.0, "12"), (300.0, "14"), (400.0, ".52")],
+        ]);
+        let cells = super::super::cells(&lines);
+        let span = |t: &str| {
+            let c = cells.iter().find(|c| c.text == t).unwrap();
+            (c.row, c.col, c.col_span)
+        };
+        assert_eq!(span("a. Change talk"), (0, 0, 4));
+        // Group rows keep what their text reaches.
+        assert_eq!(span("Effect of group assignment on reflections"), (2, 0, 2));
+        assert_eq!(span("Women"), (5, 0, 1));
     }
 
     #[test]
