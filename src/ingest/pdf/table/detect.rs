@@ -294,14 +294,10 @@ impl Page<'_> {
                     let prose = between
                         .iter()
                         .filter(|r| {
-                            let long = r.iter().any(|&k| {
-                                let l = &lines[k];
-                                under(l)
-                                    && l.words.len() >= 8
-                                    && l.x1 - l.x0 > 0.4 * (x1 - x0)
-                                    && !is_numeric_cell(&l.text())
-                            });
-                            long && !r.iter().any(|&k| is_numeric_cell(&lines[k].text()))
+                            let mine: Vec<&Line> =
+                                r.iter().map(|&k| &lines[k]).filter(|l| under(l)).collect();
+                            let all: Vec<&Line> = r.iter().map(|&k| &lines[k]).collect();
+                            prose_row(&mine, &all, x1 - x0)
                         })
                         .count();
                     // A table caption between two rules starts another table
@@ -322,8 +318,31 @@ impl Page<'_> {
             for &g in &group {
                 used[g] = true;
             }
-            let (top, bot) = (hr[group[0]].y0, hr[*group.last().unwrap()].y1);
+            let (mut top, mut bot) = (hr[group[0]].y0, hr[*group.last().unwrap()].y1);
             let within = |k: usize| lines[k].x0 >= x0 - 4.0 && lines[k].x1 <= x1 + 4.0;
+            // Rules round the header alone (no value between them) with the
+            // body going on below the last one: a table whose closing rule
+            // is in the next column or on the next page.
+            let header_only = rows
+                .iter()
+                .filter(|r| self.row_y(r) > top && self.row_y(r) < bot)
+                .flatten()
+                .all(|&k| !within(k) || !is_numeric_cell(&lines[k].text()));
+            if header_only {
+                let below_rules: Vec<f32> = hr
+                    .iter()
+                    .filter(|r| r.x0 < x1 && r.x1 > x0 && r.y0 > bot + 1.0)
+                    .map(|r| r.y0)
+                    .collect();
+                if let Some(b) = self.body_below(bot, x1 - x0, &within, &below_rules) {
+                    bot = b;
+                    // Header rows just above the first rule join (a rule
+                    // under part of the header, not above it).
+                    if let Some(i) = rows.iter().position(|r| self.row_y(r) > top) {
+                        top = top.min(self.header_top(i, x0, x1));
+                    }
+                }
+            }
             let inside: Vec<&Vec<usize>> = rows
                 .iter()
                 .filter(|r| {
@@ -356,6 +375,48 @@ impl Page<'_> {
             }
         }
         regions
+    }
+
+    /// The bottom of the rows going on below a header band's last rule
+    /// (at `from`) inside the rules' extent: rows no more than two and a
+    /// half lines apart, up to a table caption, a row of prose (see
+    /// [`prose_row`]) or another rule; `None` when no row holding a value
+    /// follows or fewer than half of the rows taken hold one.
+    fn body_below(
+        &self,
+        from: f32,
+        width: f32,
+        within: &dyn Fn(usize) -> bool,
+        rules: &[f32],
+    ) -> Option<f32> {
+        let lines = self.lines;
+        let mut last = from;
+        let mut bottom = None;
+        let (mut taken, mut valued) = (0, 0);
+        for r in self.rows.iter().filter(|r| self.row_y(r) > from) {
+            let mine: Vec<&Line> = r
+                .iter()
+                .filter(|&&k| within(k))
+                .map(|&k| &lines[k])
+                .collect();
+            let Some(first) = mine.first() else { continue };
+            let ruled_off = rules.iter().any(|&y| y > last && y < first.top());
+            let prose = prose_row(&mine, &mine, width);
+            let caption = mine.iter().any(|l| starts_table_caption(&l.text()));
+            if first.top() - last > 2.5 * first.size || ruled_off || prose || caption {
+                break;
+            }
+            last = mine.iter().map(|l| l.bottom()).fold(last, f32::max);
+            taken += 1;
+            if mine.iter().any(|l| is_numeric_cell(&l.text())) {
+                valued += 1;
+                bottom = Some(last);
+            }
+        }
+        // Most rows hold a value, as an unruled table's must: lines of text
+        // set in columns (a table of lists, its cells' lines not yet joined
+        // into cells) are left to be found as they were.
+        bottom.filter(|_| valued * 2 >= taken)
     }
 
     /// Unruled tables: runs of at least three tabular rows (up to two label
@@ -476,6 +537,17 @@ impl Page<'_> {
     }
 }
 
+/// A row of prose among a table's rows: one of its lines (`mine`, those
+/// inside the table's extent) has many words across a good part of the
+/// table's `width` and is no value, and no line of the row (`all`) is a
+/// value (a long question or label in a table has its value to its right).
+fn prose_row(mine: &[&Line], all: &[&Line], width: f32) -> bool {
+    let long = mine
+        .iter()
+        .any(|l| l.words.len() >= 8 && l.x1 - l.x0 > 0.4 * width && !is_numeric_cell(&l.text()));
+    long && !all.iter().any(|l| is_numeric_cell(&l.text()))
+}
+
 fn overlaps(a: Region, b: Region) -> bool {
     a.0 < b.2 && b.0 < a.2 && a.1 < b.3 && b.1 < a.3
 }
@@ -574,6 +646,56 @@ mod tests {
         assert!(found(&lines, &[]).is_empty());
         let rule = |y: f32| hrule(45.0, 350.0, y);
         assert_eq!(found(&lines, &[rule(85.0), rule(120.0)]).len(), 1);
+    }
+
+    #[test]
+    fn a_ruled_header_whose_closing_rule_is_elsewhere_takes_the_body_below() {
+        // A header row over rules, the body under them with no closing rule
+        // (it is in the next column or on the next page); then prose.
+        let mut rows: Vec<&[(f32, &str)]> = vec![
+            &[(50.0, "Indicators"), (200.0, "India"), (300.0, "District")],
+            &[(200.0, "N"), (300.0, "N")],
+            &[
+                (50.0, "Total population"),
+                (200.0, "1,210"),
+                (300.0, "2,185"),
+            ],
+            &[(50.0, "Rural population"), (200.0, "833"), (300.0, "1,772")],
+            &[(50.0, "Percent rural"), (200.0, "68.80"), (300.0, "81.10")],
+        ];
+        let prose: &[(f32, &str)] = &[(
+            50.0,
+            "The intervention led to modest increases in the availability of latrines",
+        )];
+        rows.push(prose);
+        let lines = laid_out(&rows);
+        // Rules above and below the second header row only.
+        let rule = |y: f32| hrule(45.0, 350.0, y);
+        let got = found(&lines, &[rule(105.0), rule(117.0)]);
+        assert_eq!(got.len(), 1, "{got:?}");
+        let (_, top, _, bot) = got[0];
+        assert!(
+            top < 92.0,
+            "the header row above the first rule joins: {top}"
+        );
+        assert!(
+            bot > 155.0 && bot < 166.0,
+            "the body to its last row, not the prose: {bot}"
+        );
+        // Below a header band, text lines in columns with few values are
+        // not taken as its body.
+        let lines = laid_out(&[
+            &[(50.0, "Module"), (200.0, "Title"), (300.0, "Skills")],
+            &[
+                (50.0, "1"),
+                (200.0, "Ditch the diets"),
+                (300.0, "Giving self"),
+            ],
+            &[(200.0, "and the rest"), (300.0, "permission to eat")],
+            &[(200.0, "of the title"), (300.0, "a wide range")],
+        ]);
+        let got = found(&lines, &[rule(91.0), rule(103.0)]);
+        assert!(got.iter().all(|r| r.3 < 110.0), "{got:?}");
     }
 
     #[test]
