@@ -422,11 +422,13 @@ impl Page<'_> {
     /// Unruled tables: runs of at least three tabular rows (up to two label
     /// rows between them), aligned, most holding a number; the header rows
     /// just above join them. A run overlapping a region already found is
-    /// left out.
+    /// left out; one just under an unruled table, across its columns,
+    /// extends it.
     fn unruled(&self, regions: &mut Vec<Region>) {
         let lines = self.lines;
         let rows = self.rows;
         let page_width = self.page_width;
+        let ruled = regions.len();
         let mut i = 0;
         while i < rows.len() {
             if !self.tabular(&rows[i]) {
@@ -503,10 +505,27 @@ impl Page<'_> {
                     .clone()
                     .map(|&k| lines[k].x1)
                     .fold(f32::MIN, f32::max);
-                let top = self.header_top(i, x0, x1);
+                let first = &lines[rows[i][0]];
                 let bot = lines[rows[j][0]].bottom();
-                if !regions.iter().any(|r| overlaps(*r, (x0, top, x1, bot))) {
-                    regions.push((x0 - 1.0, top - 1.0, x1 + 1.0, bot + 1.0));
+                // A run just under an unruled table found before it, across
+                // the same columns, goes on from it: a row that is neither
+                // tabular nor a label (a value's wrapped second line, alone
+                // under its column) ended that one's run.
+                let goes_on = regions[ruled..].iter_mut().find(|r| {
+                    r.0 < x1
+                        && x0 < r.2
+                        && first.top() >= r.3 - 2.0
+                        && first.top() - r.3 < 2.5 * first.size
+                });
+                if let Some(r) = goes_on {
+                    r.0 = r.0.min(x0 - 1.0);
+                    r.2 = r.2.max(x1 + 1.0);
+                    r.3 = bot + 1.0;
+                } else {
+                    let top = self.header_top(i, x0, x1);
+                    if !regions.iter().any(|r| overlaps(*r, (x0, top, x1, bot))) {
+                        regions.push((x0 - 1.0, top - 1.0, x1 + 1.0, bot + 1.0));
+                    }
                 }
             }
             i = j + 1;
@@ -696,6 +715,47 @@ mod tests {
         ]);
         let got = found(&lines, &[rule(91.0), rule(103.0)]);
         assert!(got.iter().all(|r| r.3 < 110.0), "{got:?}");
+    }
+
+    #[test]
+    fn a_wrapped_value_line_does_not_end_an_unruled_table() {
+        let lines = laid_out(&[
+            &[(200.0, "Placebo"), (300.0, "Drug"), (400.0, "P")],
+            &[
+                (50.0, "Age"),
+                (200.0, "46.9"),
+                (300.0, "45.1"),
+                (400.0, "0.74"),
+            ],
+            &[
+                (50.0, "Men/women"),
+                (200.0, "14/9"),
+                (300.0, "12/9"),
+                (400.0, "0.95"),
+            ],
+            &[(200.0, "(60.9/39.1)")],
+            &[
+                (50.0, "Duration"),
+                (200.0, "9.1"),
+                (300.0, "6.0"),
+                (400.0, "0.49"),
+            ],
+            &[
+                (50.0, "Remission"),
+                (200.0, "21"),
+                (300.0, "11"),
+                (400.0, "0.01"),
+            ],
+            &[
+                (50.0, "Smoking"),
+                (200.0, "3"),
+                (300.0, "3"),
+                (400.0, "0.72"),
+            ],
+        ]);
+        let got = found(&lines, &[]);
+        assert_eq!(got.len(), 1, "{got:?}");
+        assert!(got[0].1 < 92.0 && got[0].3 > 180.0, "{got:?}");
     }
 
     #[test]
