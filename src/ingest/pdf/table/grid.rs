@@ -56,7 +56,20 @@ impl<'a> Grid<'a> {
                 _ => cols.push((a, b)),
             }
         }
-        let cols = cols.into_iter().flat_map(|c| unbridged(c, &rows)).collect();
+        let mut cols: Vec<(f32, f32)> =
+            cols.into_iter().flat_map(|c| unbridged(c, &rows)).collect();
+        // Lines left of the first column, none reaching into it, are a stub
+        // column no row filled with the rest (labels wrapped onto lines of
+        // their own, each value set between its label's lines). Group labels
+        // left of indented ones reach into them, some of them at least.
+        if let Some(&(first, _)) = cols.first() {
+            let stub: Vec<&Line> = lines.iter().filter(|l| l.x0 < first - 1.0).collect();
+            let x0 = stub.iter().map(|l| l.x0).fold(f32::MAX, f32::min);
+            let x1 = stub.iter().map(|l| l.x1).fold(f32::MIN, f32::max);
+            if !stub.is_empty() && x1 < first - 1.0 {
+                cols.insert(0, (x0, x1));
+            }
+        }
         Grid { rows, cols }
     }
 
@@ -424,6 +437,42 @@ mod tests {
             .map(|c| (c.col, c.text.as_str()))
             .collect();
         assert_eq!(last, vec![(0, "Height"), (1, "170"), (2, "171")]);
+    }
+
+    #[test]
+    fn a_stub_column_no_row_fills_is_still_a_column() {
+        // Labels wrapped onto two lines, each value set between them (on no
+        // label line's baseline): no row holds a label and values.
+        let mut lines = laid_out(&[
+            &[(200.0, "3 h group"), (300.0, "20 h group"), (400.0, "P")],
+            &[(50.0, "Oocytes obtained,")],
+            &[(50.0, "(n)")],
+            &[(50.0, "Metaphase II")],
+            &[(50.0, "oocytes, n (%)")],
+        ]);
+        for (y, v) in [
+            (121.0, ["1139", "1136", "0.06"]),
+            (149.0, ["1066", "1040", "0.20"]),
+        ] {
+            for (x, t) in [200.0, 300.0, 400.0].into_iter().zip(v) {
+                lines.push(line(x, y, t));
+            }
+        }
+        let g = Grid::new(&lines);
+        assert_eq!(g.cols.len(), 4, "{:?}", g.cols);
+        assert!(g.cols[0].1 < 200.0);
+        // Group labels left of indented ones, some reaching into them: the
+        // labels are one column.
+        let lines = laid_out(&[
+            &[(200.0, "Drug"), (300.0, "Placebo")],
+            &[(50.0, "Sex")],
+            &[(70.0, "Men"), (200.0, "31"), (300.0, "27")],
+            &[(70.0, "Women"), (200.0, "22"), (300.0, "26")],
+            &[(50.0, "Karnofsky performance")],
+            &[(70.0, "100"), (200.0, "19"), (300.0, "17")],
+            &[(70.0, "90"), (200.0, "14"), (300.0, "20")],
+        ]);
+        assert_eq!(Grid::new(&lines).cols.len(), 3);
     }
 
     #[test]
