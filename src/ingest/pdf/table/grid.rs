@@ -85,7 +85,7 @@ impl<'a> Grid<'a> {
     /// by the column its words' centres are in; a header line (rows before
     /// `first_body`) spans the columns it reaches into unless its words
     /// stand apart like separate headings (see [`header::span`]). Indent is
-    /// the first-column cell's level (see [`indent_levels`]).
+    /// the first-column cell's level (see `indent_levels` below).
     pub fn place(&self, first_body: usize) -> Vec<TCell> {
         let cols = &self.cols;
         let left = self
@@ -290,7 +290,7 @@ fn unbridged(c: (f32, f32), rows: &[Vec<&Line>]) -> Vec<(f32, f32)> {
 /// first glyph starts a little off its siblings ("P-value for F0" 0.67 em
 /// in, "Postop 1st mo" 0.72 em), so rounding ems to whole numbers put
 /// siblings on two levels and two levels on one.
-pub fn indent_levels(offsets: &[(usize, f32)]) -> Vec<(usize, u32)> {
+fn indent_levels(offsets: &[(usize, f32)]) -> Vec<(usize, u32)> {
     let mut sorted: Vec<f32> = offsets.iter().map(|o| o.1).collect();
     sorted.sort_by(f32::total_cmp);
     let mut starts: Vec<f32> = Vec::new();
