@@ -23,6 +23,7 @@
 //!
 //! Run: `cargo bench --bench records` (release). Needs a Python with
 //! `rispy` 0.10 (`$QUARRY_VENV/bin/python`, else `python3`).
+//! `QUARRY_BENCH_KEEP=1` keeps the exports (the folder is printed).
 
 mod common;
 
@@ -158,6 +159,9 @@ fn main() {
         .unwrap_or_else(|_| "python3".into());
     let quarry = PathBuf::from(env!("CARGO_BIN_EXE_quarry"));
     let tmp = tempfile::tempdir().expect("tempdir");
+    if std::env::var_os("QUARRY_BENCH_KEEP").is_some() {
+        println!("keeping the exports in {}", tmp.path().display());
+    }
     let script = tmp.path().join("rispy_dedup.py");
     std::fs::write(
         &script,
@@ -266,6 +270,9 @@ print(n, dups)
             fs,
             ps / fs
         );
+    }
+    if std::env::var_os("QUARRY_BENCH_KEEP").is_some() {
+        let _ = tmp.keep();
     }
     println!("dups: quarry's duplicates / duplicates written (rispy's script finds only the DOI ones); peak MiB: maximum resident set of the process (GNU time %M); all s, all x: quarry reading the titles, abstracts and authors too (sum of their lengths), and rispy's time over that");
 }
