@@ -504,9 +504,6 @@ fn table_benchmark() {
             pure += usize::from(best >= 0.999);
             det_n += 1;
         }
-        if std::env::var("QUARRY_PDF_ICDAR_DOCS").is_ok() {
-            println!("{stem}: {} true, {} detected", gt_regions.len(), det.len());
-        }
         // Cell adjacency over the whole document.
         let truth: Vec<Relation> = gt_tables
             .iter()
@@ -516,6 +513,15 @@ fn table_benchmark() {
             .iter()
             .flat_map(|d| relations(&d.2.iter().map(Cell::from).collect::<Vec<_>>()))
             .collect();
+        if std::env::var("QUARRY_PDF_ICDAR_DOCS").is_ok() {
+            println!(
+                "{stem}: {} true, {} detected; relations {} true, {} detected",
+                gt_regions.len(),
+                det.len(),
+                truth.len(),
+                found.len()
+            );
+        }
         adjacency.add(Tally::of(&truth, &found));
     }
     let (rr, rp) = (rec_sum / gt_n.max(1) as f64, prec_sum / det_n.max(1) as f64);

@@ -369,8 +369,33 @@ impl Page<'_> {
                         || inside.get(n + 1).is_some_and(|q| interleaved(r, q))
                 })
                 .count();
+            // A short line of text alone at the left edge (a label's wrapped
+            // line, a group label) is neither.
+            let left = inside
+                .iter()
+                .flat_map(|r| r.iter().filter(|&&k| within(k)))
+                .map(|&k| lines[k].x0)
+                .fold(f32::MAX, f32::min);
+            let label_only = inside
+                .iter()
+                .filter(|r| {
+                    let mut mine = r.iter().filter(|&&k| within(k));
+                    match (mine.next(), mine.next()) {
+                        (Some(&k), None) => {
+                            lines[k].x0 <= left + 2.0 * lines[k].size
+                                && lines[k].x1 - lines[k].x0 < 0.5 * (x1 - x0)
+                                && !is_numeric_cell(&lines[k].text())
+                        }
+                        _ => false,
+                    }
+                })
+                .count();
             let (aligned, segs) = self.alignment(&inside);
-            if inside.len() >= 2 && multi * 2 >= inside.len() && aligned * 10 >= segs * 7 {
+            if inside.len() >= 2
+                && multi >= 2.min(inside.len())
+                && multi * 2 >= inside.len() - label_only
+                && aligned * 10 >= segs * 7
+            {
                 regions.push((x0 - 1.0, top - 1.0, x1 + 1.0, bot + 1.0));
             }
         }
@@ -381,7 +406,8 @@ impl Page<'_> {
     /// (at `from`) inside the rules' extent: rows no more than two and a
     /// half lines apart, up to a table caption, a row of prose (see
     /// [`prose_row`]) or another rule; `None` when no row holding a value
-    /// follows or fewer than half of the rows taken hold one.
+    /// follows or fewer than half of the rows taken hold one (a line alone
+    /// at the rows' left edge, a label's wrapped line, is not counted).
     fn body_below(
         &self,
         from: f32,
@@ -391,8 +417,9 @@ impl Page<'_> {
     ) -> Option<f32> {
         let lines = self.lines;
         let mut last = from;
-        let mut bottom = None;
-        let (mut taken, mut valued) = (0, 0);
+        // Each row taken: its lines, whether one holds a value, and the
+        // bottom of the rows so far.
+        let mut taken: Vec<(Vec<&Line>, bool, f32)> = Vec::new();
         for r in self.rows.iter().filter(|r| self.row_y(r) > from) {
             let mine: Vec<&Line> = r
                 .iter()
@@ -407,16 +434,35 @@ impl Page<'_> {
                 break;
             }
             last = mine.iter().map(|l| l.bottom()).fold(last, f32::max);
-            taken += 1;
-            if mine.iter().any(|l| is_numeric_cell(&l.text())) {
-                valued += 1;
-                bottom = Some(last);
-            }
+            let valued = mine.iter().any(|l| is_numeric_cell(&l.text()));
+            taken.push((mine, valued, last));
         }
+        let end = taken.iter().rposition(|t| t.1)?;
         // Most rows hold a value, as an unruled table's must: lines of text
         // set in columns (a table of lists, its cells' lines not yet joined
-        // into cells) are left to be found as they were.
-        bottom.filter(|_| valued * 2 >= taken)
+        // into cells) are left to be found as they were. A short line alone at
+        // the left edge (a label's wrapped line, a group label) says neither.
+        let left = taken
+            .iter()
+            .flat_map(|(m, ..)| m.iter().map(|l| l.x0))
+            .fold(f32::MAX, f32::min);
+        let label_only = |m: &[&Line]| {
+            m.len() == 1 && m[0].x0 <= left + 2.0 * m[0].size && m[0].x1 - m[0].x0 < 0.5 * width
+        };
+        let valued = taken.iter().filter(|(_, v, _)| *v).count();
+        let telling = taken
+            .iter()
+            .filter(|(m, v, _)| *v || !label_only(m))
+            .count();
+        // The last row's label goes on in the lines set tight under it.
+        let mut bottom = taken[end].2;
+        for (m, _, b) in &taken[end + 1..] {
+            if !label_only(m) || m[0].top() - bottom > 0.6 * m[0].size {
+                break;
+            }
+            bottom = *b;
+        }
+        (valued * 2 >= telling).then_some(bottom)
     }
 
     /// Unruled tables: runs of at least three tabular rows (up to two label
@@ -715,6 +761,49 @@ mod tests {
         ]);
         let got = found(&lines, &[rule(91.0), rule(103.0)]);
         assert!(got.iter().all(|r| r.3 < 110.0), "{got:?}");
+    }
+
+    #[test]
+    fn labels_wrapped_onto_lines_of_their_own_do_not_stop_the_body_below_a_header_band() {
+        // The header between rules, its closing rule in the next column;
+        // each label wraps onto one or two lines under its values.
+        let rows: Vec<&[(f32, &str)]> = vec![
+            &[(50.0, "Indicators"), (200.0, "India"), (300.0, "District")],
+            &[
+                (50.0, "Percent 0-6 years"),
+                (200.0, "14.60"),
+                (300.0, "16.90"),
+            ],
+            &[(50.0, "children (of rural")],
+            &[(50.0, "population)")],
+            &[
+                (50.0, "Percent SCST (of"),
+                (200.0, "29.70"),
+                (300.0, "70.60"),
+            ],
+            &[(50.0, "rural population)")],
+            &[
+                (50.0, "Percent literates"),
+                (200.0, "67.80"),
+                (300.0, "54.10"),
+            ],
+            &[(50.0, "(of >6 years rural")],
+            &[(50.0, "population)")],
+            &[(
+                50.0,
+                "The intervention led to modest increases in the availability of latrines",
+            )],
+        ];
+        let lines = laid_out(&rows);
+        let rule = |y: f32| hrule(45.0, 350.0, y);
+        let got = found(&lines, &[rule(91.0), rule(103.0)]);
+        assert_eq!(got.len(), 1, "{got:?}");
+        let (_, top, _, bot) = got[0];
+        assert!(top < 92.0, "{got:?}");
+        assert!(
+            bot > 212.0 && bot < 222.0,
+            "the body to its last label line, not the prose: {bot}"
+        );
     }
 
     #[test]
