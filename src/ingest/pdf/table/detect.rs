@@ -541,7 +541,20 @@ impl Page<'_> {
                 .iter()
                 .filter(|r| r.iter().any(|&k| is_numeric_cell(&lines[k].text())))
                 .count();
-            if j >= i + 2 && aligned * 10 >= segs * 8 && numeric_rows * 2 >= run.len() {
+            // A label's wrapped line, alone at the left edge, is neither.
+            let x = left(i, j);
+            let label_lines = run
+                .iter()
+                .filter(|r| {
+                    let l = &lines[r[0]];
+                    r.len() == 1
+                        && l.x0 <= x + 2.0 * l.size
+                        && self.short(r[0])
+                        && !is_numeric_cell(&l.text())
+                })
+                .count();
+            if j >= i + 2 && aligned * 10 >= segs * 8 && numeric_rows * 2 >= run.len() - label_lines
+            {
                 let members = rows[i..=j].iter().flatten();
                 let x0 = members
                     .clone()
@@ -804,6 +817,40 @@ mod tests {
             bot > 212.0 && bot < 222.0,
             "the body to its last label line, not the prose: {bot}"
         );
+    }
+
+    #[test]
+    fn an_unruled_table_whose_labels_wrap_onto_two_more_lines_is_a_table() {
+        let row = |label: &'static str, a: &'static str| -> Vec<(f32, &'static str)> {
+            vec![
+                (50.0, label),
+                (200.0, a),
+                (300.0, "62.9 (21.5)"),
+                (400.0, "0.9"),
+            ]
+        };
+        let (r1, r2, r3, r4) = (
+            row("Explained correct", "60.6 (21.2)"),
+            row("Told not to give", "41.3 (23.3)"),
+            row("Told to return to", "34.1 (20.5)"),
+            row("Told about possible", "2.8 (5.1)"),
+        );
+        let lines = laid_out(&[
+            &[(200.0, "Control"), (300.0, "Intervention"), (400.0, "P")],
+            &r1,
+            &[(50.0, "dose regimen")],
+            &[(50.0, "and its timing")],
+            &r2,
+            &[(50.0, "drug to anyone else")],
+            &[(50.0, "or save for later")],
+            &r3,
+            &[(50.0, "ADDO or go to a")],
+            &[(50.0, "health facility")],
+            &r4,
+        ]);
+        let got = found(&lines, &[]);
+        assert_eq!(got.len(), 1, "{got:?}");
+        assert!(got[0].1 < 92.0 && got[0].3 > 235.0, "{got:?}");
     }
 
     #[test]
