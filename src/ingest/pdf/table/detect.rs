@@ -320,14 +320,18 @@ impl Page<'_> {
             }
             let (mut top, mut bot) = (hr[group[0]].y0, hr[*group.last().unwrap()].y1);
             let within = |k: usize| lines[k].x0 >= x0 - 4.0 && lines[k].x1 <= x1 + 4.0;
-            // Rules round the header alone (no value between them) with the
-            // body going on below the last one: a table whose closing rule
-            // is in the next column or on the next page.
+            // Rules round the header alone (no value between them: the end
+            // of a heading wrapped inside its cell, "390)" under "(n =", is
+            // none) with the body going on below the last one: a table whose
+            // closing rule is in the next column or on the next page.
             let header_only = rows
                 .iter()
                 .filter(|r| self.row_y(r) > top && self.row_y(r) < bot)
                 .flatten()
-                .all(|&k| !within(k) || !is_numeric_cell(&lines[k].text()));
+                .all(|&k| {
+                    let t = lines[k].text();
+                    !within(k) || !is_numeric_cell(&t) || unbalanced(&t)
+                });
             if header_only {
                 let below_rules: Vec<f32> = hr
                     .iter()
@@ -641,6 +645,14 @@ pub fn starts_table_caption(t: &str) -> bool {
         || (rest.starts_with('S') && rest[1..].starts_with(|c: char| c.is_ascii_digit()))
 }
 
+/// Whether a line opens more brackets than it closes or closes more than
+/// it opens: a piece of a cell wrapped onto lines ("+ MTX (n =" over
+/// "390)"), not a value of its own.
+fn unbalanced(s: &str) -> bool {
+    let count = |c: &[char]| s.chars().filter(|x| c.contains(x)).count();
+    count(&['(', '[']) != count(&[')', ']'])
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::fixture::*;
@@ -817,6 +829,33 @@ mod tests {
             bot > 212.0 && bot < 222.0,
             "the body to its last label line, not the prose: {bot}"
         );
+    }
+
+    #[test]
+    fn the_end_of_a_wrapped_heading_is_no_value_in_a_header_band() {
+        // Headings wrapped onto three lines between the rules, the last
+        // ending "393)"; the closing rule on the next page.
+        let lines = laid_out(&[
+            &[(200.0, "CZP + MTX"), (300.0, "PBO + MTX")],
+            &[(200.0, "(n ="), (300.0, "(n =")],
+            &[(200.0, "393)"), (300.0, "199)")],
+            &[
+                (50.0, "Mean score"),
+                (200.0, "36.1 (8.9)"),
+                (300.0, "30.7 (7.1)"),
+            ],
+            &[
+                (50.0, "Mean change"),
+                (200.0, "5.8 (0.5)"),
+                (300.0, "0.7 (0.6)"),
+            ],
+            &[(50.0, "% MCID"), (200.0, "38.2"), (300.0, "21.4")],
+        ]);
+        let rule = |y: f32| hrule(45.0, 350.0, y);
+        let got = found(&lines, &[rule(91.0), rule(131.0)]);
+        assert_eq!(got.len(), 1, "{got:?}");
+        assert!(got[0].3 > 165.0, "the body below is the table's: {got:?}");
+        assert!(unbalanced("390)") && unbalanced("MTX (n =") && !unbalanced("36.1 (8.9)"));
     }
 
     #[test]
