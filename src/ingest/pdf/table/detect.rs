@@ -321,17 +321,21 @@ impl Page<'_> {
             let (mut top, mut bot) = (hr[group[0]].y0, hr[*group.last().unwrap()].y1);
             let within = |k: usize| lines[k].x0 >= x0 - 4.0 && lines[k].x1 <= x1 + 4.0;
             // Rules round the header alone (no value between them: the end
-            // of a heading wrapped inside its cell, "390)" under "(n =", is
-            // none) with the body going on below the last one: a table whose
-            // closing rule is in the next column or on the next page.
-            let header_only = rows
+            // of a heading wrapped inside its cell, "390)" under "(n =" or
+            // "94" under "N =", is none) with the body going on below the
+            // last one: a table whose closing rule is in the next column or
+            // on the next page.
+            let band: Vec<usize> = rows
                 .iter()
                 .filter(|r| self.row_y(r) > top && self.row_y(r) < bot)
                 .flatten()
-                .all(|&k| {
-                    let t = lines[k].text();
-                    !within(k) || !is_numeric_cell(&t) || unbalanced(&t)
-                });
+                .copied()
+                .filter(|&k| within(k))
+                .collect();
+            let header_only = band.iter().all(|&k| {
+                let t = lines[k].text();
+                !is_numeric_cell(&t) || unbalanced(&t) || wrapped_from_above(lines, &band, k)
+            });
             if header_only {
                 let below_rules: Vec<f32> = hr
                     .iter()
@@ -653,6 +657,23 @@ fn unbalanced(s: &str) -> bool {
     count(&['(', '[']) != count(&[')', ']'])
 }
 
+/// Whether line `k` ends a heading begun on the line just above it, in the
+/// same column, among `lines[among]`: that line ends where a heading goes on
+/// ("N =", "Drug (", "Placebo,").
+fn wrapped_from_above(lines: &[Line], among: &[usize], k: usize) -> bool {
+    let l = &lines[k];
+    among.iter().any(|&m| {
+        let a = &lines[m];
+        let t = a.text();
+        let t = t.trim_end();
+        a.y < l.y
+            && l.y - a.y < 1.6 * l.size
+            && a.x0 < l.x1
+            && l.x0 < a.x1
+            && (t.ends_with(['=', '(', ',', ':']) || unbalanced(t))
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::fixture::*;
@@ -856,6 +877,18 @@ mod tests {
         assert_eq!(got.len(), 1, "{got:?}");
         assert!(got[0].3 > 165.0, "the body below is the table's: {got:?}");
         assert!(unbalanced("390)") && unbalanced("MTX (n =") && !unbalanced("36.1 (8.9)"));
+        // The same with "94" under "SD48W, N =": balanced, but the line
+        // above it is left open.
+        let lines = laid_out(&[
+            &[(200.0, "SD48W, N ="), (300.0, "SD24W, N =")],
+            &[(200.0, "94"), (300.0, "93")],
+            &[(50.0, "Mean age"), (200.0, "56 (12)"), (300.0, "56 (13)")],
+            &[(50.0, "Male sex"), (200.0, "51 (54)"), (300.0, "52 (56)")],
+            &[(50.0, "Mean BMI"), (200.0, "26.7"), (300.0, "26.3")],
+        ]);
+        let got = found(&lines, &[rule(91.0), rule(117.0)]);
+        assert_eq!(got.len(), 1, "{got:?}");
+        assert!(got[0].3 > 151.0, "the body below is the table's: {got:?}");
     }
 
     #[test]

@@ -5,22 +5,49 @@ use super::super::layout::{Line, Word};
 use super::{is_numeric_cell, TCell};
 
 /// The first body row: a label and a value after it ("n=19" and "(n = 24)"
-/// are header sizes, not values). Rows above it are header rows; 0 when no
-/// row qualifies.
+/// are header sizes, not values, and so is the end of a heading wrapped
+/// onto the next line, "94" under "SD48W, N =" or "393)" under "(n =").
+/// Rows above it are header rows; 0 when no row qualifies.
 pub fn first_body(rows: &[Vec<&Line>]) -> usize {
     let is_size = |t: &str| {
         let t = t.trim_start_matches(['(', '[']).trim_start();
         (t.starts_with('n') || t.starts_with('N')) && t[1..].trim_start().starts_with('=')
     };
-    rows.iter()
-        .position(|r| {
-            r.len() >= 2
-                && r.iter().skip(1).any(|l| {
-                    let t = l.text();
-                    is_numeric_cell(&t) && !is_size(&t)
-                })
-        })
-        .unwrap_or(0)
+    // A heading left open on the row above, over this line.
+    let ends_heading = |r: usize, l: &Line| {
+        r > 0
+            && rows[r - 1].iter().any(|a| {
+                let t = a.text();
+                let t = t.trim_end();
+                let opens = t.matches(['(', '[']).count() > t.matches([')', ']']).count();
+                a.x0 < l.x1 && l.x0 < a.x1 && (t.ends_with('=') || opens)
+            })
+    };
+    let Some(r) = (0..rows.len()).find(|&r| {
+        rows[r].len() >= 2
+            && rows[r].iter().skip(1).any(|l| {
+                let t = l.text();
+                is_numeric_cell(&t) && !is_size(&t) && !ends_heading(r, l)
+            })
+    }) else {
+        return 0;
+    };
+    // A line alone in the label column just above is the body's too: the
+    // first line of a label whose values are set level with its second
+    // ("Completed" / "treatment 69.8 (20.9) ..."), or a group label.
+    let lone_label = r > 0 && rows[r - 1].len() == 1 && {
+        let (lone, row) = (rows[r - 1][0], &rows[r]);
+        let first_value = row
+            .iter()
+            .find(|l| is_numeric_cell(&l.text()))
+            .map_or(f32::MAX, |l| l.x0);
+        lone.x1 < first_value && lone.x0 <= row[0].x0 + row[0].size
+    };
+    if lone_label {
+        r - 1
+    } else {
+        r
+    }
 }
 
 /// The columns a header line spans, given the first and last column it
@@ -164,6 +191,35 @@ mod tests {
         ]);
         let g = Grid::new(&lines);
         assert_eq!(first_body(&g.rows), 2);
+    }
+
+    #[test]
+    fn the_end_of_a_wrapped_heading_is_not_the_first_body_row() {
+        let lines = laid_out(&[
+            &[
+                (50.0, "Characteristic"),
+                (200.0, "SD48W, N ="),
+                (300.0, "SD24W (n ="),
+            ],
+            &[(200.0, "94"), (300.0, "93)")],
+            &[(50.0, "Age"), (200.0, "34.1"), (300.0, "35.2")],
+            &[(50.0, "Women"), (200.0, "12"), (300.0, "14")],
+        ]);
+        let g = Grid::new(&lines);
+        assert_eq!(first_body(&g.rows), 2);
+    }
+
+    #[test]
+    fn a_label_line_alone_above_the_first_values_is_the_body_s() {
+        // Values set level with the second line of their label.
+        let lines = laid_out(&[
+            &[(200.0, "Control"), (300.0, "Intervention")],
+            &[(50.0, "Completed")],
+            &[(50.0, "treatment"), (200.0, "69.8"), (300.0, "68.3")],
+            &[(50.0, "Timely"), (200.0, "32.6"), (300.0, "33.1")],
+        ]);
+        let g = Grid::new(&lines);
+        assert_eq!(first_body(&g.rows), 1);
     }
 
     #[test]
