@@ -559,7 +559,8 @@ pub fn confidence<'a>(words: impl IntoIterator<Item = &'a layout::Word>) -> Opti
 /// A table continued on the next page joined to its first part: the next
 /// table block on the following page, with nothing between the two but
 /// footnotes and a caption saying the table continues ("Table 2
-/// (continued)"), with as many columns. Header rows the second part repeats
+/// (continued)"), with as many columns; or on the same page (the next
+/// column) when it repeats the header. Header rows the second part repeats
 /// are dropped, and so is the "continued" caption.
 fn join_continued(blocks: Vec<RawBlock>) -> Vec<RawBlock> {
     let continued = |b: &RawBlock| {
@@ -579,7 +580,15 @@ fn join_continued(blocks: Vec<RawBlock>) -> Vec<RawBlock> {
                 .iter()
                 .all(|x| x.kind == BlockKind::Footnote || continued(x));
             let next_page = matches!((out[t].page, b.page), (Some(a), Some(c)) if c == a + 1);
-            if quiet && next_page && table_columns(&out[t].cells) == table_columns(&b.cells) {
+            // On the same page, the part in the next column repeats the
+            // header (a table without a caption of its own between them).
+            let same_page = out[t].page.is_some()
+                && out[t].page == b.page
+                && repeated_header(&out[t].cells, &b.cells, 2) > 0;
+            if quiet
+                && (next_page || same_page)
+                && table_columns(&out[t].cells) == table_columns(&b.cells)
+            {
                 // The first part, then its footnotes after the whole table.
                 let first = out.remove(t);
                 let notes: Vec<RawBlock> = out.drain(t..).filter(|x| !continued(x)).collect();
@@ -595,10 +604,10 @@ fn join_continued(blocks: Vec<RawBlock>) -> Vec<RawBlock> {
     out
 }
 
-/// Two parts of one table as one: the second's rows after the first's,
-/// less the leading rows that repeat one of the first part's first rows
-/// (its header), compared on their letters and digits.
-fn joined_parts(mut first: RawBlock, second: RawBlock) -> RawBlock {
+/// How many of the second part's first rows repeat one of the first
+/// part's first rows (its header), each with at least `cells` cells,
+/// compared on their letters and digits.
+fn repeated_header(first: &[Cell], second: &[Cell], cells: usize) -> u32 {
     use unicode_normalization::UnicodeNormalization;
     let row = |cells: &[Cell], r: u32| -> Vec<(u32, String)> {
         let mut v: Vec<(u32, String)> = cells
@@ -613,14 +622,21 @@ fn joined_parts(mut first: RawBlock, second: RawBlock) -> RawBlock {
         v.sort();
         v
     };
-    let head: Vec<Vec<(u32, String)>> = (0..4).map(|r| row(&first.cells, r)).collect();
+    let head: Vec<Vec<(u32, String)>> = (0..4).map(|r| row(first, r)).collect();
     let mut repeated = 0;
     while repeated < 4 && {
-        let r = row(&second.cells, repeated);
-        !r.is_empty() && head.contains(&r)
+        let r = row(second, repeated);
+        r.len() >= cells.max(1) && head.contains(&r)
     } {
         repeated += 1;
     }
+    repeated
+}
+
+/// Two parts of one table as one: the second's rows after the first's,
+/// less the leading rows that repeat its header ([`repeated_header`]).
+fn joined_parts(mut first: RawBlock, second: RawBlock) -> RawBlock {
+    let repeated = repeated_header(&first.cells, &second.cells, 1);
     let next = first
         .cells
         .iter()
@@ -748,6 +764,8 @@ mod tests {
             ],
             vec![first.clone(), table(6, &[&["Sex", "5", "6"]])],
             vec![first.clone(), table(4, &[&["Sex", "5"]])],
+            // On the same page, a table that does not repeat the header.
+            vec![first.clone(), table(3, &[&["Sex", "5", "6"]])],
         ] {
             let n = join_continued(blocks)
                 .iter()
@@ -755,6 +773,16 @@ mod tests {
                 .count();
             assert_eq!(n, 2);
         }
+        // On the same page, the part in the next column repeats the header.
+        let joined = join_continued(vec![
+            first.clone(),
+            table(3, &[&["", "A", "B"], &["Sex", "5", "6"]]),
+        ]);
+        assert_eq!(joined.len(), 1);
+        assert_eq!(
+            joined[0].text,
+            " | A | B\nAge | 1 | 2\nBMI | 3 | 4\nSex | 5 | 6"
+        );
     }
 
     #[test]
