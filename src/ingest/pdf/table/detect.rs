@@ -332,10 +332,26 @@ impl Page<'_> {
                 .copied()
                 .filter(|&k| within(k))
                 .collect();
-            let header_only = band.iter().all(|&k| {
+            let value = |k: usize| {
                 let t = lines[k].text();
-                !is_numeric_cell(&t) || unbalanced(&t) || wrapped_from_above(lines, &band, k)
-            });
+                is_numeric_cell(&t) && !unbalanced(&t) && !wrapped_from_above(lines, &band, k)
+            };
+            // A few rows, none a label with a value after it: headings over
+            // the columns ("Repeated measures ANOVA" over "F(2,22)").
+            let band_rows: Vec<Vec<usize>> = rows
+                .iter()
+                .filter(|r| self.row_y(r) > top && self.row_y(r) < bot)
+                .map(|r| r.iter().copied().filter(|&k| within(k)).collect::<Vec<_>>())
+                .filter(|r| !r.is_empty())
+                .collect();
+            let labelled_value = |r: &Vec<usize>| {
+                let l = &lines[r[0]];
+                l.x0 <= x0 + 2.0 * l.size
+                    && !is_numeric_cell(&l.text())
+                    && r[1..].iter().any(|&k| value(k))
+            };
+            let header_only = band.iter().all(|&k| !value(k))
+                || (band_rows.len() <= 5 && !band_rows.iter().any(labelled_value));
             if header_only {
                 let below_rules: Vec<f32> = hr
                     .iter()
@@ -889,6 +905,42 @@ mod tests {
         let got = found(&lines, &[rule(91.0), rule(117.0)]);
         assert_eq!(got.len(), 1, "{got:?}");
         assert!(got[0].3 > 151.0, "the body below is the table's: {got:?}");
+    }
+
+    #[test]
+    fn a_statistic_s_name_in_a_header_band_is_no_value() {
+        // "F(2,22)" under "ANOVA": a heading, though it reads as a number;
+        // no row of the band is a label with values after it.
+        let lines = laid_out(&[
+            &[(200.0, "Sham"), (300.0, "Repeated"), (400.0, "p")],
+            &[(300.0, "ANOVA"), (400.0, "value")],
+            &[(300.0, "F(2,22)")],
+            &[
+                (50.0, "Span"),
+                (200.0, "4.8 (0.9)"),
+                (300.0, "0.12"),
+                (400.0, "0.01"),
+            ],
+            &[
+                (50.0, "Digits"),
+                (200.0, "5.3 (1.5)"),
+                (300.0, "0.31"),
+                (400.0, "0.89"),
+            ],
+            &[
+                (50.0, "Accuracy"),
+                (200.0, "62.4%"),
+                (300.0, "3.17"),
+                (400.0, "0.20"),
+            ],
+        ]);
+        let rule = |y: f32| hrule(45.0, 450.0, y);
+        let got = found(&lines, &[rule(91.0), rule(131.0)]);
+        assert_eq!(got.len(), 1, "{got:?}");
+        assert!(got[0].3 > 165.0, "the body below is the table's: {got:?}");
+        // A band holding a labelled row of values is a table of its own.
+        let got = found(&lines, &[rule(91.0), rule(145.0)]);
+        assert!(got.iter().all(|r| r.3 < 150.0), "{got:?}");
     }
 
     #[test]
