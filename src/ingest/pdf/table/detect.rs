@@ -506,6 +506,8 @@ impl Page<'_> {
                 continue;
             }
             let mut j = i;
+            // Rows of the run that are a value's wrapped lines.
+            let mut wrapped: Vec<usize> = Vec::new();
             let left = |a: usize, b: usize| {
                 rows[a..=b]
                     .iter()
@@ -543,14 +545,38 @@ impl Page<'_> {
                     j += 1;
                     continue;
                 }
-                // Up to two label rows between tabular rows belong to the run.
+                // Up to two label rows, or a value's wrapped lines (each
+                // under a value cell of the row above, right of the label
+                // column, that is left open: ">0.99a," over ">0.99b"),
+                // between tabular rows belong to the run.
                 let x = left(i, j);
                 let x2 = second(i, j);
+                let wrapped_value = |k: usize| {
+                    rows[k].iter().all(|&m| {
+                        let l = &lines[m];
+                        l.x0 >= x2 - 2.0
+                            && rows[k - 1][1..].iter().any(|&a| {
+                                let above = &lines[a];
+                                above.x0 < l.x1
+                                    && l.x0 < above.x1
+                                    && super::merge::left_open(&above.text())
+                            })
+                    })
+                };
                 let mut k = j + 1;
-                while k < rows.len() && k <= j + 2 && label_row(k, x, x2) && near(k - 1, k) {
+                let mut values = Vec::new();
+                while k < rows.len()
+                    && k <= j + 2
+                    && (label_row(k, x, x2) || wrapped_value(k))
+                    && near(k - 1, k)
+                {
+                    if !label_row(k, x, x2) {
+                        values.push(k);
+                    }
                     k += 1;
                 }
                 if k > j + 1 && k < rows.len() && self.tabular(&rows[k]) && near(k - 1, k) {
+                    wrapped.extend(values);
                     j = k;
                     continue;
                 }
@@ -558,8 +584,12 @@ impl Page<'_> {
             }
             // The run's cells must line up (left, right or centre) from row
             // to row, and most rows must hold a number: justified prose
-            // split at wide spaces does neither.
-            let run: Vec<&Vec<usize>> = rows[i..=j].iter().collect();
+            // split at wide spaces does neither. (A value's wrapped lines
+            // are checked as the cells they belong to.)
+            let run: Vec<&Vec<usize>> = (i..=j)
+                .filter(|k| !wrapped.contains(k))
+                .map(|k| &rows[k])
+                .collect();
             let (aligned, segs) = self.alignment(&run);
             let numeric_rows = run
                 .iter()
@@ -905,6 +935,40 @@ mod tests {
         let got = found(&lines, &[rule(91.0), rule(117.0)]);
         assert_eq!(got.len(), 1, "{got:?}");
         assert!(got[0].3 > 151.0, "the body below is the table's: {got:?}");
+    }
+
+    #[test]
+    fn a_value_left_open_and_wrapped_does_not_end_an_unruled_run() {
+        // ">0.99a," goes on under itself: the rows after it are the same
+        // table, not a table of their own under a two-row one.
+        let lines = laid_out(&[
+            &[(200.0, "Placebo"), (300.0, "Drug"), (400.0, "P value")],
+            &[
+                (50.0, "Redness"),
+                (200.0, "1"),
+                (300.0, "1"),
+                (400.0, ">0.99a,"),
+            ],
+            &[(400.0, ">0.99b")],
+            &[
+                (50.0, "Pain"),
+                (200.0, "1"),
+                (300.0, "0"),
+                (400.0, ">0.99a,"),
+            ],
+            &[(400.0, ">0.99b")],
+            &[
+                (50.0, "Edema"),
+                (200.0, "0"),
+                (300.0, "2"),
+                (400.0, "0.162"),
+            ],
+            &[(50.0, "Anemia"), (200.0, "0"), (300.0, "0"), (400.0, "-")],
+            &[(50.0, "Headache"), (200.0, "0"), (300.0, "0"), (400.0, "-")],
+        ]);
+        let got = found(&lines, &[]);
+        assert_eq!(got.len(), 1, "{got:?}");
+        assert!(got[0].1 < 92.0 && got[0].3 > 195.0, "{got:?}");
     }
 
     #[test]

@@ -183,7 +183,7 @@ fn join_below(above: &mut [TCell], next: Vec<TCell>) {
 /// a bracket not closed, or a trailing comma, dash, slash, plus, "vs" or
 /// joining word in lower case ("of", "and", "with"...; "OR" is an
 /// abbreviation).
-fn left_open(text: &str) -> bool {
+pub(super) fn left_open(text: &str) -> bool {
     let t = text.trim_end();
     let open = |o: char, c: char| t.matches(o).count() > t.matches(c).count();
     const JOINING: [&str; 14] = [
