@@ -312,6 +312,15 @@ fn justified_cuts(row: &[Word], cuts: Vec<usize>, near: &[Vec<Word>]) -> Vec<usi
 
 /// Under a third of the words hold a digit: a line of text, not a
 /// table's row of values.
+/// Whether a word starts like a value: a digit, or a sign, bracket or
+/// comparison before one ("-0.4", "(12)", "<0.001", "±2").
+fn starts_value(t: &str) -> bool {
+    let t = t.trim_start_matches([
+        '-', '\u{2212}', '+', '(', '[', '<', '>', '\u{2264}', '\u{2265}', '\u{b1}',
+    ]);
+    t.starts_with(|c: char| c.is_ascii_digit())
+}
+
 fn mostly_words(ws: &[Word]) -> bool {
     ws.iter()
         .filter(|w| w.text.chars().any(|c| c.is_ascii_digit()))
@@ -432,7 +441,13 @@ fn split_spaced(words: Vec<Word>, out: &mut Vec<Line>) {
         if let Some(p) = cur.last() {
             let s = p.size.min(w.size);
             let gap = w.x0 - p.x1;
-            if (gap > 2.0 * s && (median < s || numeric)) || (gap > 0.9 * s && gap > 2.0 * median) {
+            // In a row of values, a value set an em or more after the word
+            // before it starts a cell (a word space is a third of that).
+            let value_after = numeric && gap > 1.0 * s && starts_value(&w.text);
+            if (gap > 2.0 * s && (median < s || numeric))
+                || (gap > 0.9 * s && gap > 2.0 * median)
+                || value_after
+            {
                 out.push(Line::new(std::mem::take(&mut cur)));
             }
         }
@@ -751,6 +766,39 @@ mod tests {
                 ws
             })
             .collect()
+    }
+
+    #[test]
+    fn a_value_an_em_after_the_word_before_starts_a_cell_in_a_row_of_values() {
+        // A table as wide as its text, 12 pt between columns at 10 pt:
+        // every gap in the row is a column gap, so the row's median gap
+        // says nothing; a value an em or more after the word before it
+        // starts a cell.
+        let mut out = Vec::new();
+        split_spaced(
+            set(50.0, &["Placebo", "44", "9.9%", "14.5%"], 12.0),
+            &mut out,
+        );
+        let parts: Vec<String> = out.iter().map(|l| l.text()).collect();
+        assert_eq!(parts, ["Placebo", "44", "9.9%", "14.5%"]);
+        // Prose with numbers, even with stretched spaces, stays a line.
+        for gap in [3.0, 7.0] {
+            let mut out = Vec::new();
+            split_spaced(
+                set(50.0, &["in", "2010", "45", "of", "120", "had"], gap),
+                &mut out,
+            );
+            assert_eq!(out.len(), 1, "gap {gap}");
+        }
+        // A word after a wide gap in a row of values is not split on this
+        // rule ("< 0.001" keeps together; words go by the others).
+        let mut out = Vec::new();
+        split_spaced(
+            set(50.0, &["12", "34", "56", "and", "more"], 11.0),
+            &mut out,
+        );
+        let parts: Vec<String> = out.iter().map(|l| l.text()).collect();
+        assert_eq!(parts, ["12", "34", "56 and more"]);
     }
 
     /// A page of prose lines (50 to 377), a caption justified to the
