@@ -310,8 +310,6 @@ fn justified_cuts(row: &[Word], cuts: Vec<usize>, near: &[Vec<Word>]) -> Vec<usi
     kept
 }
 
-/// Under a third of the words hold a digit: a line of text, not a
-/// table's row of values.
 /// Whether a word starts like a value: a digit, or a sign, bracket or
 /// comparison before one ("-0.4", "(12)", "<0.001", "±2").
 fn starts_value(t: &str) -> bool {
@@ -321,6 +319,8 @@ fn starts_value(t: &str) -> bool {
     t.starts_with(|c: char| c.is_ascii_digit())
 }
 
+/// Under a third of the words hold a digit: a line of text, not a
+/// table's row of values.
 fn mostly_words(ws: &[Word]) -> bool {
     ws.iter()
         .filter(|w| w.text.chars().any(|c| c.is_ascii_digit()))

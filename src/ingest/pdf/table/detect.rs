@@ -325,25 +325,19 @@ impl Page<'_> {
             // "94" under "N =", is none) with the body going on below the
             // last one: a table whose closing rule is in the next column or
             // on the next page.
-            let band: Vec<usize> = rows
-                .iter()
-                .filter(|r| self.row_y(r) > top && self.row_y(r) < bot)
-                .flatten()
-                .copied()
-                .filter(|&k| within(k))
-                .collect();
-            let value = |k: usize| {
-                let t = lines[k].text();
-                is_numeric_cell(&t) && !unbalanced(&t) && !wrapped_from_above(lines, &band, k)
-            };
-            // A few rows, none a label with a value after it: headings over
-            // the columns ("Repeated measures ANOVA" over "F(2,22)").
             let band_rows: Vec<Vec<usize>> = rows
                 .iter()
                 .filter(|r| self.row_y(r) > top && self.row_y(r) < bot)
                 .map(|r| r.iter().copied().filter(|&k| within(k)).collect::<Vec<_>>())
                 .filter(|r| !r.is_empty())
                 .collect();
+            let band: Vec<usize> = band_rows.iter().flatten().copied().collect();
+            let value = |k: usize| {
+                let t = lines[k].text();
+                is_numeric_cell(&t) && !unbalanced(&t) && !wrapped_from_above(lines, &band, k)
+            };
+            // A few rows, none a label with a value after it: headings over
+            // the columns ("Repeated measures ANOVA" over "F(2,22)").
             let labelled_value = |r: &Vec<usize>| {
                 let l = &lines[r[0]];
                 l.x0 <= x0 + 2.0 * l.size
@@ -405,11 +399,7 @@ impl Page<'_> {
                 .filter(|r| {
                     let mut mine = r.iter().filter(|&&k| within(k));
                     match (mine.next(), mine.next()) {
-                        (Some(&k), None) => {
-                            lines[k].x0 <= left + 2.0 * lines[k].size
-                                && lines[k].x1 - lines[k].x0 < 0.5 * (x1 - x0)
-                                && !is_numeric_cell(&lines[k].text())
-                        }
+                        (Some(&k), None) => label_line(&lines[k], left, 0.5 * (x1 - x0)),
                         _ => false,
                     }
                 })
@@ -470,9 +460,7 @@ impl Page<'_> {
             .iter()
             .flat_map(|(m, ..)| m.iter().map(|l| l.x0))
             .fold(f32::MAX, f32::min);
-        let label_only = |m: &[&Line]| {
-            m.len() == 1 && m[0].x0 <= left + 2.0 * m[0].size && m[0].x1 - m[0].x0 < 0.5 * width
-        };
+        let label_only = |m: &[&Line]| m.len() == 1 && label_line(m[0], left, 0.5 * width);
         let valued = taken.iter().filter(|(_, v, _)| *v).count();
         let telling = taken
             .iter()
@@ -565,12 +553,11 @@ impl Page<'_> {
                 };
                 let mut k = j + 1;
                 let mut values = Vec::new();
-                while k < rows.len()
-                    && k <= j + 2
-                    && (label_row(k, x, x2) || wrapped_value(k))
-                    && near(k - 1, k)
-                {
+                while k < rows.len() && k <= j + 2 && near(k - 1, k) {
                     if !label_row(k, x, x2) {
+                        if !wrapped_value(k) {
+                            break;
+                        }
                         values.push(k);
                     }
                     k += 1;
@@ -599,13 +586,7 @@ impl Page<'_> {
             let x = left(i, j);
             let label_lines = run
                 .iter()
-                .filter(|r| {
-                    let l = &lines[r[0]];
-                    r.len() == 1
-                        && l.x0 <= x + 2.0 * l.size
-                        && self.short(r[0])
-                        && !is_numeric_cell(&l.text())
-                })
+                .filter(|r| r.len() == 1 && label_line(&lines[r[0]], x, 0.3 * page_width))
                 .count();
             if j >= i + 2 && aligned * 10 >= segs * 8 && numeric_rows * 2 >= run.len() - label_lines
             {
@@ -693,6 +674,14 @@ pub fn starts_table_caption(t: &str) -> bool {
     let rest = rest.trim_start_matches([' ', '\u{a0}', '|']).trim_start();
     rest.chars().next().is_some_and(|c| c.is_ascii_digit())
         || (rest.starts_with('S') && rest[1..].starts_with(|c: char| c.is_ascii_digit()))
+}
+
+/// Whether a line is a short line of text at the rows' left edge (`left`),
+/// narrower than `max_width`: a label's wrapped line or a group label, set
+/// alone on its row, which says neither that a row holds values nor that
+/// it does not.
+fn label_line(l: &Line, left: f32, max_width: f32) -> bool {
+    l.x0 <= left + 2.0 * l.size && l.x1 - l.x0 < max_width && !is_numeric_cell(&l.text())
 }
 
 /// Whether a line opens more brackets than it closes or closes more than
