@@ -62,6 +62,25 @@ pub(super) fn push_cell_items(
         (Some((_, ms)), _) => Some((ms, None)),
         (None, _) => default_measures(vals, sh, cx.arm_n, cx.categorical),
     };
+    // "19/27" under "No. (%)": the second number is no percentage (no
+    // decimals, no %, not the first's share of the arm, not below the
+    // first) but the total the first is counted of.
+    let chosen = chosen.map(|(ms, why)| match (sh, ms.as_slice()) {
+        (Shape::Slash(2), [Measure::Count, Measure::Percent])
+            if cx.split.is_none()
+                && count_of_total(&item.cell_text, vals)
+                && !share(vals[0], vals[1]) =>
+        {
+            (
+                vec![Measure::Count, Measure::PopulationSize],
+                Some(
+                    "read as n/N: the second number is the total the first is counted of"
+                        .to_string(),
+                ),
+            )
+        }
+        _ => (ms, why),
+    });
     let Some((ms, why)) = chosen else {
         for v in vals {
             items.push(Item {
@@ -104,6 +123,16 @@ pub(super) fn push_cell_items(
     }
 }
 
+/// Whether "a/b" reads as a count of a total: two whole numbers, the
+/// second written without decimals or a percent sign and not below the first.
+fn count_of_total(cell: &str, vals: &[f64]) -> bool {
+    let [a, b] = vals else {
+        return false;
+    };
+    let second = cell.split_once('/').map_or("", |(_, r)| r);
+    a.fract() == 0.0 && b.fract() == 0.0 && a <= b && !second.contains(['.', '%'])
+}
+
 /// Half a unit of the last decimal place of a cell's percentage (the
 /// rounding it may carry): "33.2" → 0.05, "38%" → 0.5.
 pub(super) fn rounding(cell: &str) -> f64 {
@@ -130,7 +159,7 @@ pub(super) fn rounding(cell: &str) -> f64 {
 /// "b Number (%)", "* Median (IQR)"), with the measures they name.
 pub(super) fn note_marks(notes: &[String]) -> Vec<(char, Vec<Vec<Measure>>)> {
     let mut out = Vec::new();
-    for n in notes {
+    for n in notes.iter().flat_map(|n| marked_parts(n)) {
         let mut cs = n.trim_start().chars();
         let (Some(m), Some(next)) = (cs.next(), cs.next()) else {
             continue;
@@ -147,6 +176,46 @@ pub(super) fn note_marks(notes: &[String]) -> Vec<(char, Vec<Vec<Measure>>)> {
         }
     }
     out
+}
+
+/// A table's notes set as one paragraph ("a Abbreviation: IVP b Data are
+/// presented as No. (%). c Urine ..."), cut where the next mark in
+/// sequence starts a note: the letter after the last one (or a note
+/// symbol), alone between a space and a capital. A note that starts with
+/// no mark is one part.
+fn marked_parts(note: &str) -> Vec<&str> {
+    let t = note.trim_start();
+    let Some(first) = t.chars().next() else {
+        return vec![];
+    };
+    let symbols = "*†‡§¶#";
+    if !(first.is_ascii_lowercase() || symbols.contains(first)) {
+        return vec![t];
+    }
+    let mut next = (first as u8).wrapping_add(1) as char;
+    let mut parts = Vec::new();
+    let mut start = 0;
+    let b = t.as_bytes();
+    for (i, c) in t.char_indices().skip(1) {
+        let starts = if first.is_ascii_lowercase() {
+            c == next
+        } else {
+            symbols.contains(c)
+        };
+        let after = &t[i + c.len_utf8()..];
+        let capital_after = after
+            .trim_start_matches(' ')
+            .starts_with(|x: char| x.is_uppercase());
+        if starts && i > 0 && b[i - 1] == b' ' && capital_after {
+            parts.push(t[start..i].trim_end());
+            start = i;
+            if first.is_ascii_lowercase() {
+                next = (next as u8).wrapping_add(1) as char;
+            }
+        }
+    }
+    parts.push(t[start..].trim_end());
+    parts
 }
 
 /// The mark a row label ends with, when a footnote starts with it:
@@ -384,6 +453,30 @@ pub(super) fn default_measures(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn notes_set_as_one_paragraph_are_cut_at_their_marks() {
+        let one = "a Abbreviation: IVP, intravenous pyelography b Data are presented as No. (%). c Urine analysis was done in 27 patients of group a and b Only.";
+        assert_eq!(
+            marked_parts(one),
+            vec![
+                "a Abbreviation: IVP, intravenous pyelography",
+                "b Data are presented as No. (%).",
+                "c Urine analysis was done in 27 patients of group a and b Only."
+            ]
+        );
+        assert_eq!(
+            marked_parts("* Mean (SD). † Median (IQR)."),
+            vec!["* Mean (SD).", "† Median (IQR)."]
+        );
+        assert_eq!(marked_parts("Values are n (%)."), vec!["Values are n (%)."]);
+        // The measures go to the mark that names them, not to the first.
+        let marks = note_marks(&[one.to_string()]);
+        assert_eq!(
+            marks,
+            vec![('b', vec![vec![Measure::Count, Measure::Percent]])]
+        );
+    }
 
     #[test]
     fn label_parts_units_sizes_and_rounding() {

@@ -595,6 +595,35 @@ mod tests {
     }
 
     #[test]
+    fn a_count_of_a_total_under_a_count_and_percent_note() {
+        let cells = vec![
+            cell(0, 1, "With stent"),
+            cell(0, 2, "Without stent"),
+            cell(1, 0, "Hematuria"),
+            cell(1, 1, "19/27"),
+            cell(1, 2, "32/32"),
+            cell(2, 0, "Extravasation"),
+            cell(2, 1, "2 (6.7)"),
+            cell(2, 2, "8 (15.3)"),
+        ];
+        let items = table(
+            "Postoperative course",
+            &["aData are presented as No. (%)."],
+            cells,
+        );
+        let got = |arm: &str, v: f64| {
+            items
+                .iter()
+                .find(|i| i.arm.as_deref() == Some(arm) && i.value == Some(v))
+                .map(|i| i.measure)
+        };
+        assert_eq!(got("With stent", 19.0), Some(Measure::Count));
+        assert_eq!(got("With stent", 27.0), Some(Measure::PopulationSize));
+        assert_eq!(got("Without stent", 32.0), Some(Measure::Count));
+        assert_eq!(got("With stent", 6.7), Some(Measure::Percent));
+    }
+
+    #[test]
     fn a_small_table_with_a_categorical_group() {
         let cells = vec![
             cell(0, 1, "Drug (n = 50)"),

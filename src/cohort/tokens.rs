@@ -405,6 +405,29 @@ pub fn descriptors(text: &str) -> Vec<Vec<Measure>> {
     out
 }
 
+/// Whether a period after `before` ends a sentence: it follows a closing
+/// bracket, or a word that is not an abbreviation ("no. (%)", "s.d.",
+/// "vs.", "e.g.") whose period belongs to it.
+fn ends_sentence(before: &str) -> bool {
+    if before.ends_with(')') {
+        return true;
+    }
+    if !before.ends_with(|c: char| c.is_alphabetic()) {
+        return false;
+    }
+    let word = before
+        .rsplit(|c: char| !(c.is_alphabetic() || c == '.'))
+        .next()
+        .unwrap_or("");
+    let last = word.rsplit('.').next().unwrap_or("");
+    // One letter ("s" of "s.d.", an initial) or a known abbreviation.
+    !(last.chars().count() == 1
+        || matches!(
+            word,
+            "no" | "nos" | "vs" | "e.g" | "i.e" | "approx" | "resp" | "incl" | "max" | "min"
+        ))
+}
+
 fn split_clauses(s: &str) -> Vec<String> {
     let mut out = Vec::new();
     let mut cur = String::new();
@@ -416,8 +439,7 @@ fn split_clauses(s: &str) -> Vec<String> {
             continue;
         }
         for ch in w.chars() {
-            if matches!(ch, ';' | ':') || (ch == '.' && cur.ends_with(|c: char| c.is_alphabetic()))
-            {
+            if matches!(ch, ';' | ':') || (ch == '.' && ends_sentence(&cur)) {
                 out.push(std::mem::take(&mut cur));
             } else {
                 cur.push(ch);
@@ -666,6 +688,16 @@ mod tests {
         assert_eq!(
             descriptors("Age (yr) of mentors (means±SD)"),
             vec![vec![Mean, Sd]]
+        );
+        // An abbreviation's period is not the end of a sentence.
+        assert_eq!(
+            descriptors("aData are expressed as No. (%) or mean ± SD"),
+            vec![vec![Count, Percent], vec![Mean, Sd]]
+        );
+        assert_eq!(descriptors("Values are mean ± s.d."), vec![vec![Mean, Sd]]);
+        assert_eq!(
+            descriptors("Values are mean (SD). Other values are n (%)."),
+            vec![vec![Mean, Sd], vec![Count, Percent]]
         );
     }
 

@@ -1,7 +1,8 @@
 //! JATS / NLM article XML (PubMed Central's `.nxml`): the article title,
 //! abstract, body sections (nested titles become sections), paragraphs,
 //! lists, figure and table captions, tables with their real cells (header
-//! rows, `colspan` / `rowspan`, bold, indentation from leading spaces),
+//! rows, `colspan` / `rowspan`, bold, indentation from leading spaces or
+//! the cell's `style` padding),
 //! table footnotes, acknowledgements, notes and references.
 
 use quick_xml::events::Event;
@@ -405,12 +406,44 @@ fn table_rows(t: &El) -> Vec<Vec<GridCell>> {
                 row_span: span("rowspan"),
                 col_span: span("colspan"),
                 bold: c.name == "th" || head || all_bold,
-                indent: lead.div_ceil(2) as u32,
+                indent: lead.div_ceil(2) as u32 + style_indent(c.attr("style").unwrap_or("")),
             });
         }
         rows.push(row);
     }
     rows
+}
+
+/// The indentation levels a cell's `style` gives (`padding-left: 20pt`,
+/// `text-indent: 1em`, `margin-left: 16px`, as publishers' conversions
+/// write the stub column's nesting): about one level an em (12 pt, 16 px),
+/// at least one for any positive indent; 0 when there is none.
+fn style_indent(style: &str) -> u32 {
+    style
+        .split(';')
+        .filter_map(|d| {
+            let (k, v) = d.split_once(':')?;
+            let k = k.trim().to_ascii_lowercase();
+            if !matches!(k.as_str(), "padding-left" | "text-indent" | "margin-left") {
+                return None;
+            }
+            let v = v.trim().to_ascii_lowercase();
+            let (num, per_em) = [
+                ("em", 1.0),
+                ("rem", 1.0),
+                ("pt", 12.0),
+                ("px", 16.0),
+                ("mm", 4.2),
+                ("cm", 0.42),
+            ]
+            .iter()
+            .find_map(|(unit, per)| v.strip_suffix(unit).map(|n| (n.trim().to_string(), *per)))
+            // A bare number is CSS pixels.
+            .unwrap_or((v.clone(), 16.0));
+            let em = num.parse::<f32>().ok()? / per_em;
+            (em > 0.0).then(|| (em.round() as u32).max(1))
+        })
+        .sum()
 }
 
 /// Whether bytes look like a JATS/NLM article.
@@ -525,6 +558,31 @@ mod tests {
         assert_eq!(cell(1, 2).text, "B (n=60)");
         assert!(cell(2, 0).bold && !cell(3, 0).bold);
         assert_eq!((cell(3, 0).text.as_str(), cell(3, 0).indent), ("Male", 1));
+    }
+
+    #[test]
+    fn a_cells_style_padding_is_its_indentation() {
+        assert_eq!(style_indent("padding-left: 20pt;"), 2);
+        assert_eq!(style_indent("text-align: left; padding-left:1em"), 1);
+        assert_eq!(style_indent("margin-left: 4px"), 1);
+        assert_eq!(style_indent("padding-left: 0pt; text-align: center;"), 0);
+        assert_eq!(style_indent("text-align: center;"), 0);
+        assert_eq!(style_indent("padding-left: -3pt"), 0);
+        let x = extract(
+            br#"<article><body><table-wrap><label>Table 1</label><table><thead><tr><th>Variable</th><th>A</th></tr></thead><tbody>
+<tr><td><bold>Gender</bold></td><td/></tr>
+<tr><td style="padding-left: 20pt;">Female</td><td>13 (33)</td></tr>
+</tbody></table></table-wrap></body></article>"#,
+        )
+        .unwrap();
+        let t = x
+            .blocks
+            .iter()
+            .find(|b| b.kind == BlockKind::Table)
+            .unwrap();
+        let female = t.cells.iter().find(|c| c.text == "Female").unwrap();
+        let gender = t.cells.iter().find(|c| c.text == "Gender").unwrap();
+        assert!(female.indent > gender.indent, "{female:?} {gender:?}");
     }
 
     #[test]

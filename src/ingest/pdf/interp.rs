@@ -167,6 +167,54 @@ struct GState {
     leading: f32,
     rise: f32,
     render: i64,
+    /// The fill and stroke colours, as far as telling white goes.
+    fill: Paint,
+    stroke: Paint,
+}
+
+/// What a colour operator set, as far as the rules go: a path filled or
+/// stroked in white (a box blanking the paper under a table's notes)
+/// draws nothing one can see.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+struct Paint {
+    /// The colour is white.
+    white: bool,
+    /// The colour space's components when it is a device space (gray 1,
+    /// RGB 3, CMYK 4), so that `sc`/`scn` can be read; 0 for any other
+    /// space (a separation's tint 0 is no ink, its 1 full ink: not read).
+    device: usize,
+}
+
+impl Paint {
+    /// The paint after `cs`/`CS` with the space's name.
+    fn space(name: &[u8]) -> Self {
+        let device = match name {
+            b"DeviceGray" | b"G" => 1,
+            b"DeviceRGB" | b"RGB" => 3,
+            b"DeviceCMYK" | b"CMYK" => 4,
+            _ => 0,
+        };
+        // A space's initial colour is black (or no tint).
+        Self {
+            white: false,
+            device,
+        }
+    }
+
+    /// The paint after setting the colour `c` in a device space of
+    /// `c.len()` components (`g`, `rg`, `k`, or `sc` in such a space).
+    fn device_colour(c: &[f32]) -> Self {
+        let white = match c {
+            [g] => *g >= 0.99,
+            [r, g, b] => [r, g, b].iter().all(|v| **v >= 0.99),
+            [c, m, y, k] => [c, m, y, k].iter().all(|v| **v <= 0.01),
+            _ => false,
+        };
+        Self {
+            white,
+            device: c.len(),
+        }
+    }
 }
 
 /// Operators run per page at most (a guard against pathological streams).
@@ -341,6 +389,8 @@ impl<'a> Interp<'a> {
             leading: 0.0,
             rise: 0.0,
             render: 0,
+            fill: Paint::default(),
+            stroke: Paint::default(),
         };
         let mut stack: Vec<GState> = Vec::new();
         let mut tm = Matrix::ID;
@@ -397,6 +447,30 @@ impl<'a> Interp<'a> {
                 "TL" => gs.leading = f(0),
                 "Ts" => gs.rise = f(0),
                 "Tr" => gs.render = a.first().and_then(|o| o.as_i64().ok()).unwrap_or(0),
+                "g" | "rg" | "k" | "G" | "RG" | "K" | "sc" | "scn" | "SC" | "SCN" => {
+                    let stroke = op.operator.starts_with(|c: char| c.is_ascii_uppercase());
+                    let paint = if stroke { &mut gs.stroke } else { &mut gs.fill };
+                    let nums: Vec<f32> = a.iter().filter_map(|o| o.as_float().ok()).collect();
+                    let device =
+                        matches!(op.operator.as_str(), "g" | "rg" | "k" | "G" | "RG" | "K");
+                    *paint = if (device || paint.device == nums.len()) && nums.len() == a.len() {
+                        Paint::device_colour(&nums)
+                    } else {
+                        Paint {
+                            white: false,
+                            ..*paint
+                        }
+                    };
+                }
+                "cs" | "CS" => {
+                    let space = a.first().and_then(|o| o.as_name().ok()).unwrap_or(b"");
+                    let paint = Paint::space(space);
+                    if op.operator == "cs" {
+                        gs.fill = paint;
+                    } else {
+                        gs.stroke = paint;
+                    }
+                }
                 "Td" => {
                     tlm = Matrix::translate(f(0), f(1)).mul(&tlm);
                     tm = tlm;
@@ -562,6 +636,14 @@ impl<'a> Interp<'a> {
                     start = p[0];
                 }
                 "S" | "s" | "f" | "F" | "f*" | "B" | "B*" | "b" | "b*" => {
+                    let filled = !matches!(op.operator.as_str(), "S" | "s");
+                    let stroked =
+                        matches!(op.operator.as_str(), "S" | "s" | "B" | "B*" | "b" | "b*");
+                    // White on the paper is nothing to see.
+                    let seen = (filled && !gs.fill.white) || (stroked && !gs.stroke.white);
+                    if !seen {
+                        path.clear();
+                    }
                     for (x0, y0, x1, y1) in path.drain(..) {
                         let r = Rule {
                             x0: x0.min(x1),
@@ -642,5 +724,55 @@ impl<'a> Interp<'a> {
             *tm = next;
         }
         self.codes = codes;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use lopdf::{dictionary, Object, Stream};
+
+    /// The rules a page whose content stream is `content` draws.
+    fn rules_of(content: &str) -> Vec<Rule> {
+        let mut doc = Document::with_version("1.5");
+        let pages = doc.new_object_id();
+        let contents = doc.add_object(Stream::new(dictionary! {}, content.as_bytes().to_vec()));
+        let page = doc.add_object(dictionary! {
+            "Type" => "Page",
+            "Parent" => pages,
+            "Contents" => contents,
+            "MediaBox" => vec![0.into(), 0.into(), 600.into(), 800.into()],
+        });
+        doc.objects.insert(
+            pages,
+            Object::Dictionary(dictionary! {
+                "Type" => "Pages",
+                "Kids" => vec![page.into()],
+                "Count" => 1,
+            }),
+        );
+        run_page(&doc, page, &FontCache::default()).rules
+    }
+
+    #[test]
+    fn white_paint_draws_no_rules() {
+        // A black line, and a box filled grey: both seen.
+        assert_eq!(rules_of("0 G 10 700 m 300 700 l S").len(), 1);
+        assert_eq!(rules_of("0.9 g 10 500 300 1 re f").len(), 1);
+        // A white box under a table's notes, in gray, RGB and CMYK, and a
+        // white stroke: nothing to see.
+        for white in [
+            "1 g 10 500 300 20 re f",
+            "1 1 1 rg 10 500 300 20 re f",
+            "0 0 0 0 k 10 500 300 20 re f",
+            "/DeviceCMYK cs 0 0 0 0 sc 10 500 300 20 re f",
+            "1 G 10 700 m 300 700 l S",
+        ] {
+            assert!(rules_of(white).is_empty(), "{white}");
+        }
+        // The colour comes back with the saved state; a separation's tint
+        // is not read as white.
+        assert_eq!(rules_of("q 1 g Q 10 500 300 20 re f").len(), 4);
+        assert_eq!(rules_of("/CS0 cs 0 sc 10 500 300 20 re f").len(), 4);
     }
 }

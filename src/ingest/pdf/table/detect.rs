@@ -306,7 +306,16 @@ impl Page<'_> {
                         r.iter()
                             .any(|&k| under(&lines[k]) && starts_table_caption(&lines[k].text()))
                     });
-                    if prose > 3 || caption_between {
+                    // The table's notes under its closing rule ("a Abbreviation:
+                    // …", "* P < 0.05") end it, whatever rule comes after them
+                    // (a box round the notes, the next table's top rule).
+                    let notes_between = !between.is_empty()
+                        && between.iter().all(|r| {
+                            let mine: Vec<&Line> =
+                                r.iter().map(|&k| &lines[k]).filter(|l| under(l)).collect();
+                            mine.len() == 1 && starts_note(&mine[0].text())
+                        });
+                    if prose > 3 || caption_between || notes_between {
                         break;
                     }
                     group.push(j);
@@ -665,6 +674,21 @@ fn overlaps(a: Region, b: Region) -> bool {
     a.0 < b.2 && b.0 < a.2 && a.1 < b.3 && b.1 < a.3
 }
 
+/// Whether a line starts a table's note with its mark: a letter or note
+/// symbol, then (after a space or none) a capital ("a Abbreviation: …",
+/// "bData are …", "* P < 0.05", "† Adjusted for age").
+pub fn starts_note(t: &str) -> bool {
+    let mut cs = t.trim_start().chars();
+    let (Some(m), Some(next)) = (cs.next(), cs.next()) else {
+        return false;
+    };
+    let after = if next == ' ' { cs.next() } else { Some(next) };
+    let capital = after.is_some_and(|c| c.is_uppercase());
+    (m.is_ascii_lowercase() && capital)
+        || ("*†‡§¶".contains(m)
+            && (capital || after.is_some_and(|c| c.is_ascii_digit() || c == 'p')))
+}
+
 /// Whether a line starts a table caption ("Table 2 Baseline…", "TABLE 1.").
 pub fn starts_table_caption(t: &str) -> bool {
     let t = t.trim_start();
@@ -792,6 +816,36 @@ mod tests {
         assert!(found(&lines, &[]).is_empty());
         let rule = |y: f32| hrule(45.0, 350.0, y);
         assert_eq!(found(&lines, &[rule(85.0), rule(120.0)]).len(), 1);
+    }
+
+    #[test]
+    fn a_tables_notes_under_its_closing_rule_are_not_its_rows() {
+        // Rows between rules every row (shaded rows' edges), the notes under
+        // the closing rule, then the next table's top rule below them.
+        let lines = laid_out(&[
+            &[(50.0, "Method"), (200.0, "Right"), (300.0, "Left")],
+            &[(50.0, "Severe"), (200.0, "28 (34.6)"), (300.0, "35 (43.2)")],
+            &[(50.0, "Mild"), (200.0, "6 (7.4)"), (300.0, "3 (3.7)")],
+            &[(50.0, "Normal"), (200.0, "43 (52.4)"), (300.0, "35 (42.7)")],
+            &[(50.0, "a Abbreviation: IVP, intravenous pyelography")],
+            &[(50.0, "b Data are presented as No. (%).")],
+        ]);
+        let rule = |y: f32| hrule(45.0, 350.0, y);
+        // Rows sit at y = 100, 114, ...; a rule above each row and under the last.
+        let rules: Vec<Rule> = [88.0, 103.0, 117.0, 131.0, 145.0, 175.0]
+            .into_iter()
+            .map(rule)
+            .collect();
+        let r = found(&lines, &rules);
+        assert_eq!(r.len(), 1, "{r:?}");
+        // The region ends at the closing rule, above the first note (y 156).
+        assert!(r[0].3 < 150.0, "{r:?}");
+        assert!(
+            starts_note("a Abbreviation: IVP")
+                && starts_note("bData are")
+                && starts_note("* P < 0.05")
+        );
+        assert!(!starts_note("Age, years") && !starts_note("a 12") && !starts_note("men"));
     }
 
     #[test]
