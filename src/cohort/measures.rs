@@ -38,12 +38,22 @@ pub(super) fn push_cell_items(
     sh: &Shape,
     cx: &CellContext,
 ) {
-    let found = cx
-        .sources
-        .iter()
-        .enumerate()
-        .flat_map(|(k, s)| s.iter().map(move |ms| (k, ms)))
-        .find_map(|(k, ms)| fit(ms, sh).map(|f| (k, f)));
+    // The first source naming measures that fit; when it names several
+    // ("mean ± SD or number (%)"), the one for the row's kind: counts for
+    // a categorical row, a central measure for a continuous one.
+    let found = cx.sources.iter().enumerate().find_map(|(k, s)| {
+        let fitting: Vec<Vec<Measure>> = s.iter().filter_map(|ms| fit(ms, sh)).collect();
+        let counts = |f: &&Vec<Measure>| f.first() == Some(&Measure::Count);
+        let pick = if fitting.len() > 1 {
+            fitting
+                .iter()
+                .find(|f| counts(f) == cx.categorical)
+                .or(fitting.first())
+        } else {
+            fitting.first()
+        };
+        pick.map(|f| (k, f.clone()))
+    });
     let share = |a: f64, b: f64| {
         cx.arm_n.is_some_and(|n| {
             n > 0 && a.fract() == 0.0 && a > 0.0 && (a / n as f64 * 100.0 - b).abs() <= 0.15

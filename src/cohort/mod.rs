@@ -624,6 +624,35 @@ mod tests {
     }
 
     #[test]
+    fn a_note_naming_two_kinds_of_measure_gives_each_row_its_own() {
+        for note in [
+            "Values are presented as mean ± SD or number (%).",
+            "aData are expressed as No. (%) or mean ± SD",
+        ] {
+            let cells = vec![
+                cell(0, 1, "Study group"),
+                cell(0, 2, "Control group"),
+                cell(1, 0, "Age (yr)"),
+                cell(1, 1, "35.6 (14.5)"),
+                cell(1, 2, "37.4 (18.3)"),
+                cell(2, 0, "Sex"),
+                Cell {
+                    indent: 1,
+                    ..cell(3, 0, "Men")
+                },
+                cell(3, 1, "19 (58)"),
+                cell(3, 2, "18 (60)"),
+            ];
+            let items = table("Age and sex", &[note], cells);
+            let measure = |v: f64| items.iter().find(|i| i.value == Some(v)).map(|i| i.measure);
+            assert_eq!(measure(35.6), Some(Measure::Mean), "{note}");
+            assert_eq!(measure(14.5), Some(Measure::Sd), "{note}");
+            assert_eq!(measure(19.0), Some(Measure::Count), "{note}");
+            assert_eq!(measure(58.0), Some(Measure::Percent), "{note}");
+        }
+    }
+
+    #[test]
     fn a_small_table_with_a_categorical_group() {
         let cells = vec![
             cell(0, 1, "Drug (n = 50)"),

@@ -166,7 +166,19 @@ impl Font {
             .iter()
             .any(|k| lname.contains(k));
         let symbolic = flags & 4 != 0 && flags & 32 == 0;
-        let simple = (!cid).then(|| Box::new(simple_encoding(doc, fd, &subtype, &lname, symbolic)));
+        let program = (subtype == b"Type1")
+            .then(|| descriptor.and_then(|d| type1_encoding(doc, d)))
+            .flatten();
+        let simple = (!cid).then(|| {
+            Box::new(simple_encoding(
+                doc,
+                fd,
+                &subtype,
+                &lname,
+                symbolic,
+                program.as_ref(),
+            ))
+        });
         let builtin = if widths.is_empty() && !cid {
             Some(if lname.contains("courier") || lname.contains("mono") {
                 Builtin::Courier
@@ -468,8 +480,13 @@ fn simple_encoding(
     subtype: &[u8],
     lname: &str,
     symbolic: bool,
+    program: Option<&Table>,
 ) -> Table {
-    let default: &Table = if lname.contains("symbol") {
+    // An embedded Type 1 program's own encoding is the base (TeX's math
+    // fonts: CMSY's code 6 is "plusminus"), as the PDF reference says.
+    let default: &Table = if let Some(t) = program {
+        t
+    } else if lname.contains("symbol") {
         base_table(b"SymbolEncoding").unwrap()
     } else if subtype == b"TrueType" || symbolic {
         base_table(b"WinAnsiEncoding").unwrap()
@@ -502,6 +519,54 @@ fn simple_encoding(
         _ => {}
     }
     out
+}
+
+/// The built-in encoding of an embedded Type 1 font program (the
+/// descriptor's `FontFile`): its clear-text part's `/Encoding` array of
+/// `dup <code> /<glyph> put`, read into characters; `StandardEncoding`
+/// when it names that; `None` when there is no program or no encoding.
+fn type1_encoding(doc: &Document, descriptor: &Dictionary) -> Option<Table> {
+    let stream = get(doc, descriptor, b"FontFile")?.as_stream().ok()?;
+    let data = stream
+        .decompressed_content_with_limit(super::interp::MAX_INFLATED)
+        .ok()
+        .unwrap_or_else(|| stream.content.clone());
+    let clear_len = num(doc, &stream.dict, b"Length1")
+        .map(|n| n as usize)
+        .filter(|&n| n > 0 && n <= data.len())
+        .unwrap_or(data.len());
+    let clear = &data[..clear_len];
+    // The clear text ends where the encrypted part begins.
+    let clear = match clear.windows(5).position(|w| w == b"eexec") {
+        Some(i) => &clear[..i],
+        None => clear,
+    };
+    let at = clear.windows(9).position(|w| w == b"/Encoding")? + 9;
+    let rest = &clear[at..];
+    let head = String::from_utf8_lossy(&rest[..rest.len().min(40)]);
+    if head.trim_start().starts_with("StandardEncoding") {
+        return base_table(b"StandardEncoding").copied();
+    }
+    // The array's entries, up to the `def` that ends it (a word of its
+    // own: "/.notdef" is a glyph).
+    let text = String::from_utf8_lossy(rest);
+    let mut table = [None; 256];
+    let toks: Vec<&str> = text
+        .split_ascii_whitespace()
+        .take_while(|t| *t != "def")
+        .collect();
+    let mut found = false;
+    for w in toks.windows(4) {
+        if let ["dup", code, glyph, "put"] = w {
+            if let (Ok(code), Some(glyph)) = (code.parse::<usize>(), glyph.strip_prefix('/')) {
+                if code < 256 {
+                    table[code] = glyph_char(glyph.as_bytes());
+                    found = true;
+                }
+            }
+        }
+    }
+    found.then_some(table)
 }
 
 /// The character an Adobe glyph name stands for: the Adobe Glyph List,
@@ -573,6 +638,7 @@ fn builtin_width(f: Builtin, c: char) -> f32 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use lopdf::dictionary;
 
     #[test]
     fn glyph_names() {
@@ -583,5 +649,36 @@ mod tests {
         assert_eq!(glyph_char(b"one.oldstyle"), Some('1'));
         assert_eq!(glyph_char(b"f_f_i"), Some('\u{FB03}'));
         assert_eq!(glyph_char(b"g123"), None);
+    }
+
+    #[test]
+    fn an_embedded_type1_programs_own_encoding_is_read() {
+        // TeX's CMSY with no /Encoding in the PDF: code 6 is its plusminus.
+        let program = b"%!PS-AdobeFont-1.0: CMSY7 003.002\n/Encoding 256 array\n0 1 255 {1 index exch /.notdef put} for\ndup 6 /plusminus put\ndup 2 /multiply put\nreadonly def\ncurrentdict end\ncurrentfile eexec\n\xd9\xd6oc;";
+        let mut doc = Document::with_version("1.5");
+        let len1 = program.len() - 5;
+        let file = doc.add_object(lopdf::Stream::new(
+            dictionary! { "Length1" => len1 as i64 },
+            program.to_vec(),
+        ));
+        let descriptor = doc.add_object(dictionary! {
+            "Type" => "FontDescriptor",
+            "FontName" => "NOKHLJ+CMSY7",
+            "Flags" => 4,
+            "FontFile" => file,
+        });
+        let font = dictionary! {
+            "Type" => "Font",
+            "Subtype" => "Type1",
+            "BaseFont" => "NOKHLJ+CMSY7",
+            "FontDescriptor" => descriptor,
+            "FirstChar" => 2,
+            "Widths" => vec![778.into(), 0.into(), 0.into(), 0.into(), 778.into()],
+        };
+        let f = Font::load(&doc, &font);
+        let mut codes = Vec::new();
+        f.decode(&[6, 2], &mut codes);
+        let text: String = codes.iter().map(|c| c.text.as_str()).collect();
+        assert_eq!(text, "±×");
     }
 }

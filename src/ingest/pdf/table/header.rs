@@ -114,9 +114,6 @@ pub fn group_spans(out: &mut [TCell], first_body: usize) {
             .filter(|c| c.row == r + 1 && c.col > 0)
             .map(|c| (c.col, (c.bbox.0 + c.bbox.2) / 2.0))
             .collect();
-        if out.iter().filter(|c| c.row == r && c.col > 0).count() < 2 {
-            continue;
-        }
         for (k, centre) in subs {
             if covered(out, k) {
                 continue;
@@ -234,6 +231,23 @@ mod tests {
         let cells = super::super::cells(&lines);
         let week = cells.iter().find(|c| c.text == "Week 12").unwrap();
         assert_eq!((week.row, week.col, week.col_span), (0, 1, 2));
+    }
+
+    #[test]
+    fn a_lone_left_aligned_group_header_spans_the_columns_under_it() {
+        let lines = laid_out(&[
+            &[(50.0, "Demographics"), (200.0, "Survey population")],
+            &[(200.0, "n = 210"), (320.0, "%")],
+            &[(50.0, "Age (year)")],
+            &[(70.0, "<35"), (200.0, "74"), (315.0, "35.2")],
+            &[(70.0, "35-44"), (200.0, "120"), (315.0, "57.1")],
+        ]);
+        let cells = super::super::cells(&lines);
+        let group = cells
+            .iter()
+            .find(|c| c.text == "Survey population")
+            .unwrap();
+        assert_eq!((group.row, group.col, group.col_span), (0, 1, 2));
     }
 
     #[test]
