@@ -95,6 +95,20 @@ impl<'a> Grid<'a> {
             .filter(|l| self.col_of(l.x0) == 0)
             .map(|l| l.x0)
             .fold(f32::MAX, f32::min);
+        let right = self
+            .rows
+            .iter()
+            .flatten()
+            .map(|l| l.x1)
+            .fold(f32::MIN, f32::max);
+        // The deepest start of a label inside the first column.
+        let deepest = self
+            .rows
+            .iter()
+            .flatten()
+            .filter(|l| self.col_of(l.x0) == 0 && cols.get(1).is_none_or(|c| l.x1 < c.0))
+            .map(|l| l.x0)
+            .fold(f32::MIN, f32::max);
         let mut out = Vec::new();
         // First-column cells' distances from the column's left edge, in ems.
         let mut offsets: Vec<(usize, f32)> = Vec::new();
@@ -131,7 +145,16 @@ impl<'a> Grid<'a> {
                     let x0 = ws.iter().map(|w| w.x0).fold(f32::MAX, f32::min);
                     let x1 = ws.iter().map(|w| w.x1).fold(f32::MIN, f32::max);
                     let nb = ws.iter().filter(|w| w.bold).count();
-                    if a == 0 && left < f32::MAX {
+                    // A heading centred across the table ("Regression 1 (n =
+                    // 60): ..." over its rows), starting further in than any
+                    // label, is not nested by where it starts: it is at the
+                    // top level. (A long label crossing columns from where
+                    // its siblings start keeps its level.)
+                    let centred_across = b > a
+                        && x0 > left + 2.0 * l.size
+                        && x0 > deepest + l.size
+                        && ((x0 + x1) / 2.0 - (left + right) / 2.0).abs() < 2.0 * l.size;
+                    if a == 0 && left < f32::MAX && !centred_across {
                         offsets.push((out.len(), ((x0 - left) / l.size).max(0.0)));
                     }
                     out.push(TCell {
@@ -487,6 +510,38 @@ mod tests {
         assert_eq!(levels(&[0.0, 0.5, 1.0, 1.05, 0.5]), vec![0, 1, 2, 2, 1]);
         // A glyph's side bearing is no indent.
         assert_eq!(levels(&[0.0, 0.08, 2.0]), vec![0, 0, 1]);
+    }
+
+    #[test]
+    fn a_heading_centred_across_the_table_is_at_the_top_level() {
+        // The stub runs 50-195, the table 50-382.5; the heading (275 wide)
+        // is centred on it, starting inside the stub column.
+        let lines = laid_out(&[
+            &[(50.0, "Variable"), (250.0, "B"), (350.0, "P value")],
+            &[(
+                79.0,
+                "Regression 1 (n = 60): dependent variable weight change",
+            )],
+            &[
+                (50.0, "Change CR week 0 to 12 months"),
+                (250.0, "-0.310"),
+                (350.0, "0.002"),
+            ],
+            &[(60.0, "of which late"), (250.0, "0.252"), (350.0, "0.043")],
+            &[(50.0, "Change EE"), (250.0, "0.016"), (350.0, "0.831")],
+            // A long label crossing columns from where its siblings start.
+            &[
+                (60.0, "A long question whose label runs on into"),
+                (350.0, "4"),
+            ],
+        ]);
+        let cells = super::super::cells(&lines);
+        let cell = |t: &str| cells.iter().find(|c| c.text.starts_with(t)).unwrap();
+        assert_eq!(cell("A long question").indent, 1);
+        assert_eq!(cell("Regression 1").col, 0);
+        assert_eq!(cell("Regression 1").indent, 0);
+        assert_eq!(cell("Change CR").indent, 0);
+        assert_eq!(cell("of which late").indent, 1);
     }
 
     #[test]
