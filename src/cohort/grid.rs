@@ -146,7 +146,12 @@ pub(super) fn merge_layout_rows(cells: &[Cell], nhead: usize) -> Vec<Cell> {
             .collect::<Vec<_>>()
             .join(" ");
         let first = row[0].clone();
-        let goes_on = text.starts_with(|c: char| c.is_lowercase() || c == '(' || c == '[');
+        // A lower-case word goes on from the label above ("diabetes" under
+        // "Duration of"); a name with capitals in it does not ("d-BT
+        // (mmHg)", "eGFR": a new label that starts in lower case).
+        let first_word = text.split_whitespace().next().unwrap_or("");
+        let goes_on = text.starts_with(|c: char| c.is_lowercase() || c == '(' || c == '[')
+            && !first_word.chars().any(char::is_uppercase);
         let prev_ends_open = out.last().and_then(|p| p.first()).is_some_and(|c| {
             let t = c.text.trim_end();
             t.ends_with(',')
@@ -248,6 +253,38 @@ mod tests {
         assert_eq!(stub_end(&g, &[2, 3]), 1);
         assert_eq!(row_parts(&g, 3, 1, 2), vec![(0, "Women".to_string())]);
         assert!(is_value("56 (12)") && is_value("<0.001") && !is_value("NA"));
+    }
+
+    #[test]
+    fn a_label_row_goes_on_from_the_row_above_unless_it_is_a_name() {
+        let cells = vec![
+            cell(0, 1, "Week 0"),
+            cell(1, 0, "Duration of"),
+            cell(1, 1, "12.1 (3.0)"),
+            cell(2, 0, "diabetes, years"),
+            cell(3, 0, "s-BP (mmHg)"),
+            cell(4, 0, "All (n = 57)"),
+            cell(4, 1, "132.3 (10.7)"),
+            cell(5, 0, "d-BT (mmHg)"),
+            cell(6, 0, "All (n = 57)"),
+            cell(6, 1, "83.7 (6.1)"),
+        ];
+        let merged = merge_layout_rows(&cells, 1);
+        let labels: Vec<&str> = merged
+            .iter()
+            .filter(|c| c.col == 0)
+            .map(|c| c.text.as_str())
+            .collect();
+        assert_eq!(
+            labels,
+            vec![
+                "Duration of diabetes, years",
+                "s-BP (mmHg)",
+                "All (n = 57)",
+                "d-BT (mmHg)",
+                "All (n = 57)"
+            ]
+        );
     }
 
     #[test]
