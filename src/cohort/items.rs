@@ -277,10 +277,13 @@ pub(super) fn tree_items(b: &Body) -> Vec<Item> {
         // The row becomes a parent for deeper rows (a group if it has no
         // values); multi-column labels put their earlier parts on the stack too.
         if !row.parts.is_empty() {
-            for (pc, p) in &row.parts[..row.parts.len() - 1] {
+            for (k, (pc, p)) in row.parts[..row.parts.len() - 1].iter().enumerate() {
                 stack.push(Entry {
                     col: *pc,
-                    indent: 0,
+                    // The first part is where the row stands (its column and
+                    // indentation): the next row at that level is its
+                    // sibling, not its child.
+                    indent: if k == 0 { indent } else { 0 },
                     label: p.clone(),
                     group: false,
                     flat: Some(false),
@@ -353,6 +356,59 @@ pub(super) fn with_sizes(mut items: Vec<Item>, arms: &[Arm], base: &Item) -> Vec
 mod tests {
     use super::super::tests::cell;
     use super::super::{interpret, TableIn};
+
+    #[test]
+    fn a_row_with_two_stub_parts_is_the_sibling_of_the_next_row_at_its_level() {
+        use crate::ingest::Cell;
+        let indented = |r: u32, text: &str, indent: u32| Cell {
+            indent,
+            ..cell(r, 0, text)
+        };
+        let mut cells = vec![
+            cell(0, 0, "Outcome measure"),
+            cell(0, 1, "F (df)"),
+            cell(0, 2, "Ba (95% CI)"),
+            cell(0, 3, "ES"),
+            indented(1, "Fruit intake", 0),
+            indented(2, "Group×time", 1),
+            cell(2, 1, "0.64 (4, 522.34)"),
+            indented(3, "Time", 1),
+            cell(3, 1, "3.61 (4, 523.71)"),
+            indented(4, "Differences after 1 month", 1),
+        ];
+        for (r, label, b, es) in [
+            (5, "Basic vs control", "0.16 (-0.07, 0.38)", "0.14"),
+            (6, "Plus vs control", "0.40 (0.18, 0.63)", "0.37"),
+            (7, "Plus vs basic", "0.25 (0.01, 0.48)", "0.22"),
+        ] {
+            cells.extend([
+                indented(r, label, 2),
+                cell(r, 1, "—"),
+                cell(r, 2, b),
+                cell(r, 3, es),
+            ]);
+        }
+        let items = interpret(&TableIn {
+            table_id: "Table 5".into(),
+            caption: "Results of linear mixed model analyses".into(),
+            notes: vec![],
+            cells,
+            layout: false,
+        });
+        let path = items
+            .iter()
+            .find(|i| i.value == Some(0.25))
+            .map(|i| i.characteristic.clone())
+            .unwrap();
+        assert!(
+            path.iter().any(|p| p == "Differences after 1 month"),
+            "{path:?}"
+        );
+        assert!(
+            !path.iter().any(|p| p == "Group×time" || p == "Time"),
+            "{path:?}"
+        );
+    }
 
     #[test]
     fn a_flat_group_closes_when_its_categories_reach_100_percent() {
