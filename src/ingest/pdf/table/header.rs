@@ -95,8 +95,9 @@ pub fn spaced(p: &[(usize, usize, Vec<&Word>)], size: f32) -> bool {
 
 /// A group header heads the sub-columns under it: a column left empty in a
 /// header row, with a sub-header below it, joins the header cell of that
-/// row whose centre is nearest the sub-header's (left-aligned or centred
-/// group headers alike), when only empty columns lie between.
+/// row whose centre is nearest the sub-header's (the nearest on its left
+/// when the row's headers are set flush with their columns), when only
+/// empty columns lie between.
 pub fn group_spans(out: &mut [TCell], first_body: usize) {
     let head_rows = out
         .iter()
@@ -104,16 +105,31 @@ pub fn group_spans(out: &mut [TCell], first_body: usize) {
         .map(|c| c.row + 1)
         .max()
         .unwrap_or(0);
-    for r in 0..head_rows.saturating_sub(1) {
+    // From the lowest header row up, so a row's spans are settled before
+    // the row above is spanned over them.
+    for r in (0..head_rows.saturating_sub(1)).rev() {
         let covered = |out: &[TCell], k: u32| {
             out.iter()
                 .any(|c| c.row == r && c.col <= k && k < c.col + c.col_span)
         };
+        // Every column a sub-header covers (a spanning one covers several).
         let subs: Vec<(u32, f32)> = out
             .iter()
             .filter(|c| c.row == r + 1 && c.col > 0)
-            .map(|c| (c.col, (c.bbox.0 + c.bbox.2) / 2.0))
+            .flat_map(|c| {
+                (c.col..c.col + c.col_span).map(move |k| (k, (c.bbox.0 + c.bbox.2) / 2.0))
+            })
             .collect();
+        // Group headers set flush with their first column's cells (two or
+        // more, each starting within a point of a cell below it in its
+        // column) head the columns to their right, up to the next one:
+        // the nearest centre would hand a narrow column to the next group.
+        let heads: Vec<&TCell> = out.iter().filter(|c| c.row == r && c.col > 0).collect();
+        let left_aligned = heads.len() >= 2
+            && heads.iter().all(|h| {
+                out.iter()
+                    .any(|u| u.row > r && u.col == h.col && (u.bbox.0 - h.bbox.0).abs() < 1.0)
+            });
         for (k, centre) in subs {
             if covered(out, k) {
                 continue;
@@ -127,15 +143,23 @@ pub fn group_spans(out: &mut [TCell], first_body: usize) {
                     .find(|u| u.row == r + 1 && u.col == c.col)
                     .is_none_or(|u| w > 1.6 * (u.bbox.2 - u.bbox.0))
             };
-            let best = out
+            let candidates = out
                 .iter()
                 .enumerate()
-                .filter(|(_, c)| c.row == r && c.col > 0 && groups(c))
-                .min_by(|(_, a), (_, b)| {
-                    let d = |c: &TCell| ((c.bbox.0 + c.bbox.2) / 2.0 - centre).abs();
-                    d(a).total_cmp(&d(b))
-                })
-                .map(|(i, _)| i);
+                .filter(|(_, c)| c.row == r && c.col > 0 && groups(c));
+            let best = if left_aligned {
+                candidates
+                    .filter(|(_, c)| c.col < k)
+                    .max_by_key(|(_, c)| c.col)
+                    .map(|(i, _)| i)
+            } else {
+                candidates
+                    .min_by(|(_, a), (_, b)| {
+                        let d = |c: &TCell| ((c.bbox.0 + c.bbox.2) / 2.0 - centre).abs();
+                        d(a).total_cmp(&d(b))
+                    })
+                    .map(|(i, _)| i)
+            };
             let Some(i) = best else { continue };
             let (a, b) = (out[i].col, out[i].col + out[i].col_span - 1);
             let (lo, hi) = if k < a { (k, a - 1) } else { (b + 1, k) };
@@ -248,6 +272,45 @@ mod tests {
             .find(|c| c.text == "Survey population")
             .unwrap();
         assert_eq!((group.row, group.col, group.col_span), (0, 1, 2));
+    }
+
+    #[test]
+    fn group_headers_flush_with_their_columns_head_the_columns_to_their_right() {
+        // Two header rows of groups set flush left over pairs of columns of
+        // unequal width: "(n=1014)" is nearer the centre of the first pair's
+        // second column than "(n=803)" is, but heads the second pair.
+        let lines = laid_out(&[
+            &[(150.0, "Fruit (pieces)"), (300.0, "Vegetables (grams)")],
+            &[(150.0, "(n=803)"), (300.0, "(n=1014)")],
+            &[
+                (150.0, "Mean"),
+                (260.0, "CI"),
+                (300.0, "Mean"),
+                (420.0, "CI"),
+            ],
+            &[
+                (50.0, "Control"),
+                (150.0, "1.04"),
+                (260.0, "0.52"),
+                (300.0, "130.53"),
+                (420.0, "16.08"),
+            ],
+            &[
+                (50.0, "Basic"),
+                (150.0, "1.04"),
+                (260.0, "0.64"),
+                (300.0, "128.99"),
+                (420.0, "17.11"),
+            ],
+        ]);
+        let cells = super::super::cells(&lines);
+        let span = |t: &str| {
+            let c = cells.iter().find(|c| c.text == t).unwrap();
+            (c.col, c.col_span)
+        };
+        assert_eq!(span("(n=803)"), (1, 2));
+        assert_eq!(span("(n=1014)"), (3, 2));
+        assert_eq!(span("Fruit (pieces)"), (1, 2));
     }
 
     #[test]
