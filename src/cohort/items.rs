@@ -275,31 +275,20 @@ pub(super) fn tree_items(b: &Body) -> Vec<Item> {
             }
         }
         // The row becomes a parent for deeper rows (a group if it has no
-        // values); multi-column labels put their earlier parts on the stack too.
-        if !row.parts.is_empty() {
-            for (k, (pc, p)) in row.parts[..row.parts.len() - 1].iter().enumerate() {
-                stack.push(Entry {
-                    col: *pc,
-                    // The first part is where the row stands (its column and
-                    // indentation): the next row at that level is its
-                    // sibling, not its child.
-                    indent: if k == 0 { indent } else { 0 },
-                    label: p.clone(),
-                    group: false,
-                    flat: Some(false),
-                    pct: 0.0,
-                    slack: 0.0,
-                    kids: 0,
-                    categorical: None,
-                    closed: false,
-                });
-            }
+        // values); multi-column labels put their earlier parts on the stack
+        // too. The first part is where the row stands (its column and
+        // indentation): the next row at that level is its sibling, not its
+        // child; later parts sit in columns of their own.
+        let n = row.parts.len();
+        for (k, (pc, p)) in row.parts.iter().enumerate() {
+            // The last part (the leaf) of a row without values is a group.
+            let group = k + 1 == n && !row.has_values;
             stack.push(Entry {
-                col: row.parts.last().unwrap().0,
-                indent: if row.parts.len() == 1 { indent } else { 0 },
-                label: leaf,
-                group: !row.has_values,
-                flat: if row.has_values { Some(false) } else { None },
+                col: *pc,
+                indent: if k == 0 { indent } else { 0 },
+                label: p.clone(),
+                group,
+                flat: if group { None } else { Some(false) },
                 pct: 0.0,
                 slack: 0.0,
                 kids: 0,

@@ -44,15 +44,11 @@ pub(super) fn push_cell_items(
     let found = cx.sources.iter().enumerate().find_map(|(k, s)| {
         let fitting: Vec<Vec<Measure>> = s.iter().filter_map(|ms| fit(ms, sh)).collect();
         let counts = |f: &&Vec<Measure>| f.first() == Some(&Measure::Count);
-        let pick = if fitting.len() > 1 {
-            fitting
-                .iter()
-                .find(|f| counts(f) == cx.categorical)
-                .or(fitting.first())
-        } else {
-            fitting.first()
-        };
-        pick.map(|f| (k, f.clone()))
+        fitting
+            .iter()
+            .find(|f| counts(f) == cx.categorical)
+            .or(fitting.first())
+            .map(|f| (k, f.clone()))
     });
     let share = |a: f64, b: f64| {
         cx.arm_n.is_some_and(|n| {
@@ -165,6 +161,9 @@ pub(super) fn rounding(cell: &str) -> f64 {
     0.5 * 10f64.powi(-(decimals as i32))
 }
 
+/// The symbols that mark a table's notes (besides letters).
+const NOTE_SYMBOLS: &str = "*†‡§¶#";
+
 /// Footnotes that start with a mark ("aData are presented as mean (SD)",
 /// "b Number (%)", "* Median (IQR)"), with the measures they name.
 pub(super) fn note_marks(notes: &[String]) -> Vec<(char, Vec<Vec<Measure>>)> {
@@ -176,7 +175,7 @@ pub(super) fn note_marks(notes: &[String]) -> Vec<(char, Vec<Vec<Measure>>)> {
         };
         let letter_mark =
             m.is_ascii_lowercase() && (next.is_uppercase() || next == ' ' || next == ':');
-        let symbol_mark = "*†‡§¶#".contains(m);
+        let symbol_mark = NOTE_SYMBOLS.contains(m);
         if !(letter_mark || symbol_mark) {
             continue;
         }
@@ -198,8 +197,7 @@ fn marked_parts(note: &str) -> Vec<&str> {
     let Some(first) = t.chars().next() else {
         return vec![];
     };
-    let symbols = "*†‡§¶#";
-    if !(first.is_ascii_lowercase() || symbols.contains(first)) {
+    if !(first.is_ascii_lowercase() || NOTE_SYMBOLS.contains(first)) {
         return vec![t];
     }
     let mut next = (first as u8).wrapping_add(1) as char;
@@ -210,13 +208,13 @@ fn marked_parts(note: &str) -> Vec<&str> {
         let starts = if first.is_ascii_lowercase() {
             c == next
         } else {
-            symbols.contains(c)
+            NOTE_SYMBOLS.contains(c)
         };
         let after = &t[i + c.len_utf8()..];
         let capital_after = after
             .trim_start_matches(' ')
             .starts_with(|x: char| x.is_uppercase());
-        if starts && i > 0 && b[i - 1] == b' ' && capital_after {
+        if starts && b[i - 1] == b' ' && capital_after {
             parts.push(t[start..i].trim_end());
             start = i;
             if first.is_ascii_lowercase() {

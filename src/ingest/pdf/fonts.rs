@@ -166,17 +166,9 @@ impl Font {
             .iter()
             .any(|k| lname.contains(k));
         let symbolic = flags & 4 != 0 && flags & 32 == 0;
-        let program = (subtype == b"Type1")
-            .then(|| descriptor.and_then(|d| type1_encoding(doc, d)))
-            .flatten();
         let simple = (!cid).then(|| {
             Box::new(simple_encoding(
-                doc,
-                fd,
-                &subtype,
-                &lname,
-                symbolic,
-                program.as_ref(),
+                doc, fd, &subtype, &lname, symbolic, descriptor,
             ))
         });
         let builtin = if widths.is_empty() && !cid {
@@ -480,11 +472,23 @@ fn simple_encoding(
     subtype: &[u8],
     lname: &str,
     symbolic: bool,
-    program: Option<&Table>,
+    descriptor: Option<&Dictionary>,
 ) -> Table {
-    // An embedded Type 1 program's own encoding is the base (TeX's math
-    // fonts: CMSY's code 6 is "plusminus"), as the PDF reference says.
-    let default: &Table = if let Some(t) = program {
+    let encoding = get(doc, fd, b"Encoding");
+    // The base encoding the PDF names, when it names one this reader knows.
+    let named = match encoding {
+        Some(Object::Name(n)) => base_table(n),
+        Some(Object::Dictionary(d)) => name(doc, d, b"BaseEncoding").and_then(base_table),
+        _ => None,
+    };
+    // Else an embedded Type 1 program's own encoding is the base (TeX's
+    // math fonts: CMSY's code 6 is "plusminus"), as the PDF reference says;
+    // the program is read only then.
+    let program = match (named, subtype) {
+        (None, b"Type1") => descriptor.and_then(|d| type1_encoding(doc, d)),
+        _ => None,
+    };
+    let default: &Table = if let Some(t) = &program {
         t
     } else if lname.contains("symbol") {
         base_table(b"SymbolEncoding").unwrap()
@@ -493,30 +497,23 @@ fn simple_encoding(
     } else {
         base_table(b"StandardEncoding").unwrap()
     };
-    let mut out = *default;
-    match get(doc, fd, b"Encoding") {
-        Some(Object::Name(n)) => out = *base_table(n).unwrap_or(default),
-        Some(Object::Dictionary(d)) => {
-            out = *name(doc, d, b"BaseEncoding")
-                .and_then(base_table)
-                .unwrap_or(default);
-            if let Some(Object::Array(diffs)) = get(doc, d, b"Differences") {
-                let mut code = 0usize;
-                for o in diffs {
-                    match deref(doc, o) {
-                        Object::Integer(i) => code = (*i).clamp(0, 255) as usize,
-                        Object::Name(n) => {
-                            if code < 256 {
-                                out[code] = glyph_char(n);
-                            }
-                            code += 1;
+    let mut out = *named.unwrap_or(default);
+    if let Some(Object::Dictionary(d)) = encoding {
+        if let Some(Object::Array(diffs)) = get(doc, d, b"Differences") {
+            let mut code = 0usize;
+            for o in diffs {
+                match deref(doc, o) {
+                    Object::Integer(i) => code = (*i).clamp(0, 255) as usize,
+                    Object::Name(n) => {
+                        if code < 256 {
+                            out[code] = glyph_char(n);
                         }
-                        _ => {}
+                        code += 1;
                     }
+                    _ => {}
                 }
             }
         }
-        _ => {}
     }
     out
 }
