@@ -23,7 +23,13 @@
 //! under a hash of their HTML, so a second run prints nothing again.
 //! `QUARRY_LAYOUTS_STYLE=name` runs one style; `QUARRY_LAYOUTS_LIST=1` lists
 //! the looked-at half table by table; `QUARRY_LAYOUTS_SHOW=K`
-//! prints table K's truth and what was read, for the looked-at half.
+//! prints table K's truth and what was read, for the looked-at half;
+//! `QUARRY_LAYOUTS_MISSES=K` the items of table K the PDF side lost or got
+//! wrong (looked-at half).
+//!
+//! Beside adjacency, `cohort_tables` items: each table's items read from
+//! the rendered cells (the truth) against those read from its PDF blocks,
+//! under the same caption, as the tables bench scores PDF against XML.
 //!
 //! Run: `cargo bench --profile dev --bench layouts` (it times nothing).
 
@@ -35,6 +41,8 @@ use std::hash::{Hash, Hasher};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use quarry::cohort::score::{score, Gold, Score};
+use quarry::cohort::{interpret, TableIn};
 use quarry::eval::adjacency::{relations, Relation, Tally};
 use quarry::ingest::{ingest_file, table_columns, BlockKind, Cell, Document, IngestSpec};
 
@@ -194,6 +202,9 @@ fn styles() -> Vec<Style> {
     ]
 }
 
+/// The footnote under a table of the `footnote-marks` style.
+const FOOTNOTE: &str = "a Measured at the screening visit.";
+
 fn esc(s: &str) -> String {
     s.replace('&', "&amp;")
         .replace('<', "&lt;")
@@ -327,9 +338,9 @@ fn page_html(sources: &[&Source], style: &Style) -> String {
         );
         let table = table_html(&cells, style);
         let foot = if style.marks {
-            "<p class=\"foot\"><sup>a</sup> Measured at the screening visit.</p>"
+            format!("<p class=\"foot\"><sup>a</sup> {}</p>", &FOOTNOTE[2..])
         } else {
-            ""
+            String::new()
         };
         let prose: Vec<String> = s
             .prose
@@ -497,6 +508,65 @@ fn paragraphs(d: &Document) -> Vec<String> {
         .collect()
 }
 
+/// `cohort_tables` items of table K: the rendered cells' (the truth,
+/// read as a document's cells) and the blocks read from the PDF (read as
+/// page layout), under the same caption and footnote; scored as the
+/// tables bench scores a paper's PDF items against its XML's.
+fn items(
+    k: usize,
+    s: &Source,
+    style: &Style,
+    truth: &[Cell],
+    found: &[Vec<Cell>],
+    misses: bool,
+) -> Score {
+    let table_id = format!("Table {}", k + 1);
+    let caption = format!("{table_id}. Characteristics reported in {}", s.paper);
+    let notes: Vec<String> = if style.marks {
+        vec![FOOTNOTE.to_string()]
+    } else {
+        Vec::new()
+    };
+    let table = |cells: &[Cell], layout: bool| TableIn {
+        table_id: table_id.clone(),
+        caption: caption.clone(),
+        notes: notes.clone(),
+        cells: cells.to_vec(),
+        layout,
+    };
+    // The truth's labels without the marks the style appended: a mark is
+    // not part of the characteristic's name.
+    let plain: Vec<Cell> = truth
+        .iter()
+        .map(|c| Cell {
+            text: match c.text.strip_suffix(" a") {
+                Some(t) if style.marks && c.col == 0 => t.to_string(),
+                _ => c.text.clone(),
+            },
+            ..c.clone()
+        })
+        .collect();
+    let gold: Vec<Gold> = interpret(&table(&plain, false))
+        .into_iter()
+        .filter_map(|it| {
+            Some(Gold {
+                pmcid: s.paper.clone(),
+                table: it.table_id.clone(),
+                arm: it.arm.clone()?,
+                characteristic: it.characteristic.clone(),
+                category: it.category.clone(),
+                measure: it.measure.as_str().to_string(),
+                value: it.value?,
+            })
+        })
+        .collect();
+    let read: Vec<_> = found
+        .iter()
+        .flat_map(|cells| interpret(&table(cells, true)))
+        .collect();
+    score(&gold, &read, misses, "pdf")
+}
+
 fn show(truth: &[Cell], found: &[Vec<Cell>]) {
     println!("truth:");
     common::dump_cells(truth);
@@ -532,6 +602,9 @@ fn main() {
         .ok()
         .and_then(|s| s.parse().ok());
     let list = std::env::var("QUARRY_LAYOUTS_LIST").is_ok();
+    let misses_k: Option<usize> = std::env::var("QUARRY_LAYOUTS_MISSES")
+        .ok()
+        .and_then(|s| s.parse().ok());
     let (looked, held): (Vec<&Source>, Vec<&Source>) =
         all.iter().partition(|s| !common::held_out(&s.paper));
     println!(
@@ -546,21 +619,23 @@ fn main() {
         chromium()
     );
     println!(
-        "{:<16} | {:>6} {:>6} {:>6} {:>6} {:>6} | {:>6} {:>6} {:>6} {:>6} {:>6}",
+        "{:<16} | {:>6} {:>6} {:>6} {:>6} {:>6} {:>6} | {:>6} {:>6} {:>6} {:>6} {:>6} {:>6}",
         "style",
         "tables",
         "missed",
         "adj P",
         "adj R",
         "adj F1",
+        "items",
         "tables",
         "missed",
         "adj P",
         "adj R",
-        "adj F1"
+        "adj F1",
+        "items"
     );
-    println!("{:<16} | {:^34} | {:^34}", "", "looked at", "held out");
-    let mut total = [(0usize, 0usize, Tally::default()); 2];
+    println!("{:<16} | {:^41} | {:^41}", "", "looked at", "held out");
+    let mut total = [(0usize, 0usize, Tally::default(), Score::default()); 2];
     for style in styles() {
         if only.as_deref().is_some_and(|o| o != style.name) {
             continue;
@@ -573,22 +648,29 @@ fn main() {
             };
             let found = read_back(&pdf, set.len());
             let mut tally = Tally::default();
+            let mut cohort = Score::default();
             let mut missed = 0;
             for (k, (s, f)) in set.iter().zip(&found).enumerate() {
                 let truth = styled_cells(&s.cells, &style);
                 let read: Vec<Relation> = f.iter().flat_map(|c| relations(c)).collect();
                 missed += usize::from(f.is_empty());
                 tally.add(Tally::of(&relations(&truth), &read));
+                // Misses are printed for the looked-at half only.
+                let misses = part == 0 && misses_k == Some(k + 1);
+                let sc = items(k, s, &style, &truth, f, misses);
+                cohort.add(&sc);
                 if part == 0 && list {
                     let t = Tally::of(&relations(&truth), &read);
                     println!(
-                        "  {} table {:>3} {:<12} {:>3} rows {:>2} blocks  F1 {:.3}",
+                        "  {} table {:>3} {:<12} {:>3} rows {:>2} blocks  F1 {:.3}  items {:>4} {:>5.1}%",
                         style.name,
                         k + 1,
                         s.paper,
                         truth.iter().map(|c| c.row + 1).max().unwrap_or(0),
                         f.len(),
-                        t.f1()
+                        t.f1(),
+                        sc.gold,
+                        Score::pct(sc.overall, sc.gold)
                     );
                 }
                 if part == 0 && show_k == Some(k + 1) {
@@ -598,29 +680,32 @@ fn main() {
             }
             let _ = write!(
                 line,
-                " | {:>6} {:>6} {:>6.3} {:>6.3} {:>6.3}",
+                " | {:>6} {:>6} {:>6.3} {:>6.3} {:>6.3} {:>5.1}%",
                 set.len(),
                 missed,
                 tally.precision(),
                 tally.recall(),
-                tally.f1()
+                tally.f1(),
+                Score::pct(cohort.overall, cohort.gold)
             );
             total[part].0 += set.len();
             total[part].1 += missed;
             total[part].2.add(tally);
+            total[part].3.add(&cohort);
         }
         println!("{line}");
     }
     let mut line = format!("{:<16}", "all styles");
-    for (n, missed, t) in total {
+    for (n, missed, t, c) in total {
         let _ = write!(
             line,
-            " | {:>6} {:>6} {:>6.3} {:>6.3} {:>6.3}",
+            " | {:>6} {:>6} {:>6.3} {:>6.3} {:>6.3} {:>5.1}%",
             n,
             missed,
             t.precision(),
             t.recall(),
-            t.f1()
+            t.f1(),
+            Score::pct(c.overall, c.gold)
         );
     }
     println!("{line}");

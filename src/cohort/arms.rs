@@ -125,6 +125,30 @@ pub(super) fn not_an_arm(header: &str) -> bool {
         || l.starts_with("χ")
 }
 
+/// Whether a header or label reads as a study arm's: it states a size
+/// ("n = 40") or names a group, arm or comparator ("Control group",
+/// "Placebo", "Usual care", "Intervention").
+pub(super) fn arm_like(t: &str) -> bool {
+    let l = t.to_lowercase();
+    find_n_eq(t).is_some()
+        || l.split(|c: char| !c.is_alphanumeric()).any(|w| {
+            matches!(
+                w,
+                "group"
+                    | "groups"
+                    | "arm"
+                    | "control"
+                    | "controls"
+                    | "placebo"
+                    | "intervention"
+                    | "sham"
+                    | "usual"
+                    | "experimental"
+                    | "comparison"
+            )
+        })
+}
+
 /// Whether a body cell reads as a P value or a test result.
 pub(super) fn p_like(t: &str) -> bool {
     let l = t.trim().to_lowercase();

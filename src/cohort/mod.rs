@@ -34,7 +34,7 @@ pub mod score;
 pub mod tokens;
 pub mod turtle;
 
-use arms::{column_headers, find_arms, stated_n, Arm};
+use arms::{arm_like, column_headers, find_arms, stated_n, Arm};
 use grid::{header_rows, is_value, merge_layout_rows, row_parts, stub_end, Grid};
 use items::{tree_items, with_sizes, Body};
 pub use measures::strip_annotation;
@@ -430,6 +430,12 @@ fn transposed(
     {
         return None;
     }
+    // Columns headed as arms ("Control group", "Placebo (n = 40)") over
+    // rows that are not: the repeated rows are subgroups under each
+    // outcome ("All households", "Below poverty line"), not arms.
+    if arms.iter().any(|a| arm_like(&a.header)) && !first.iter().any(|l| arm_like(l)) {
+        return None;
+    }
     let mut items = Vec::new();
     let cols: Vec<usize> = arms.iter().flat_map(|a| a.cols.iter().copied()).collect();
     for (group, rows) in &groups {
@@ -582,6 +588,51 @@ mod tests {
                 ("second".into(), "Table 2".into())
             ]
         );
+    }
+
+    /// Rows of text: "|" between cells, the first row the header.
+    fn rows(lines: &[&str]) -> Vec<Cell> {
+        lines
+            .iter()
+            .enumerate()
+            .flat_map(|(r, l)| {
+                l.split('|')
+                    .enumerate()
+                    .map(move |(c, t)| cell(r as u32, c as u32, t.trim()))
+            })
+            .collect()
+    }
+
+    #[test]
+    fn arms_in_rows_repeat_under_group_rows_unless_the_columns_are_arms() {
+        // Columns that are characteristics, rows the arms at each time.
+        let by_rows = rows(&[
+            "| Weight (kg) | Waist (cm)",
+            "Baseline | |",
+            "Control | 80.1 | 95.0",
+            "Diet | 81.3 | 96.2",
+            "12 months | |",
+            "Control | 79.8 | 94.1",
+            "Diet | 76.0 | 90.3",
+        ]);
+        let items = table("Table 1. Outcomes", &[], by_rows);
+        let it = items.iter().find(|i| i.value == Some(76.0)).unwrap();
+        assert_eq!(it.arm.as_deref(), Some("12 months / Diet"));
+        assert_eq!(it.characteristic, ["Weight (kg)"]);
+        // Columns headed as arms: the repeated rows are subgroups.
+        let by_columns = rows(&[
+            "Characteristic | Control group | Intervention group",
+            "Latrine use | |",
+            "All households | 1,512 | 1,522",
+            "Below poverty line | 551 | 452",
+            "Open defecation | |",
+            "All households | 1,514 | 1,525",
+            "Below poverty line | 551 | 453",
+        ]);
+        let items = table("Table 5. Outcomes", &[], by_columns);
+        let it = items.iter().find(|i| i.value == Some(453.0)).unwrap();
+        assert_eq!(it.arm.as_deref(), Some("Intervention group"));
+        assert_eq!(it.characteristic, ["Open defecation", "Below poverty line"]);
     }
 
     #[test]

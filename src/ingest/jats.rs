@@ -386,11 +386,14 @@ fn table_rows(t: &El) -> Vec<Vec<GridCell>> {
                     }
                 })
                 .sum();
+            // JATS tables follow the XHTML (HTML 4) table model, where a
+            // `colspan` of 0 runs to the end of the row: kept as 0 for
+            // `grid` to resolve. A `rowspan` of 0 is taken as 1.
             let span = |k: &str| {
                 c.attr(k)
                     .and_then(|v| v.trim().parse::<u32>().ok())
                     .unwrap_or(1)
-                    .clamp(1, 1000)
+                    .clamp(u32::from(k == "rowspan"), 1000)
             };
             let text = clean(&raw);
             let all_bold = !text.is_empty()
@@ -593,5 +596,21 @@ mod tests {
         // A file cut off mid-way keeps what was read (the open elements are closed).
         let x = extract(b"<article><body><sec><title>Intro</title><p>First words").unwrap();
         assert_eq!(x.blocks.last().unwrap().text, "First words");
+    }
+
+    #[test]
+    fn a_colspan_of_zero_runs_over_the_columns_its_row_leaves() {
+        let xml = r#"<article><body><table-wrap id="t1"><label>Table 1</label><table><thead>
+<tr><th rowspan="2" colspan="1"/><th colspan="0">Drug</th><th colspan="0">Placebo</th><th/></tr>
+<tr><th>Mean</th><th>SD</th><th>Mean</th><th>SD</th><th>p</th></tr></thead>
+<tbody><tr><td>Age</td><td>60.9</td><td>6.2</td><td>62.3</td><td>6.1</td><td>0.28</td></tr></tbody></table></table-wrap></body></article>"#;
+        let x = extract(xml.as_bytes()).unwrap();
+        let t = x
+            .blocks
+            .iter()
+            .find(|b| b.kind == BlockKind::Table)
+            .unwrap();
+        let placebo = t.cells.iter().find(|c| c.text == "Placebo").unwrap();
+        assert_eq!((placebo.col, placebo.col_span), (3, 2));
     }
 }

@@ -165,11 +165,51 @@ pub struct GridCell {
 
 /// Places rows of cells on a grid: each cell takes the first column not
 /// held by a `rowspan` from a row above, so column indexes count spans.
-pub fn grid(rows: Vec<Vec<GridCell>>) -> Vec<Cell> {
+/// A `colspan` of 0 (HTML 4's "to the end of the row", which converted
+/// tables write for a header over a group of columns) spans the columns
+/// its row leaves over, shared evenly when the row has several such cells.
+pub fn grid(mut rows: Vec<Vec<GridCell>>) -> Vec<Cell> {
+    if rows.iter().flatten().any(|g| g.col_span == 0) {
+        let width = table_columns(&place(&rows));
+        let free = free_columns(&rows, width);
+        for (row, free) in rows.iter_mut().zip(free) {
+            let zero = row.iter().filter(|g| g.col_span == 0).count() as u32;
+            if zero == 0 {
+                continue;
+            }
+            let taken: u32 = row.iter().map(|g| g.col_span).sum();
+            let left = free.saturating_sub(taken);
+            for (k, g) in row.iter_mut().filter(|g| g.col_span == 0).enumerate() {
+                // The first cells take the remainder.
+                g.col_span = (left / zero + u32::from((k as u32) < left % zero)).max(1);
+            }
+        }
+    }
+    place(&rows)
+}
+
+/// For each row, the columns of a table `width` wide that no rowspan from
+/// a row above holds.
+fn free_columns(rows: &[Vec<GridCell>], width: u32) -> Vec<u32> {
+    let cells = place(rows);
+    (0..rows.len() as u32)
+        .map(|r| {
+            let held: u32 = cells
+                .iter()
+                .filter(|c| c.row < r && c.row + c.row_span > r)
+                .map(|c| c.col_span)
+                .sum();
+            width.saturating_sub(held)
+        })
+        .collect()
+}
+
+/// Places rows on a grid, a span of 0 taken as 1.
+fn place(rows: &[Vec<GridCell>]) -> Vec<Cell> {
     let mut cells = Vec::new();
     // Columns still occupied by a rowspan from above: col -> rows left.
     let mut occupied: Vec<u32> = Vec::new();
-    for (r, row) in rows.into_iter().enumerate() {
+    for (r, row) in rows.iter().enumerate() {
         let mut c = 0u32;
         for g in row {
             while (c as usize) < occupied.len() && occupied[c as usize] > 0 {
@@ -181,7 +221,7 @@ pub fn grid(rows: Vec<Vec<GridCell>>) -> Vec<Cell> {
                 col: c,
                 row_span: rs,
                 col_span: cs,
-                text: g.text,
+                text: g.text.clone(),
                 indent: g.indent,
                 bold: g.bold,
             });
@@ -540,5 +580,48 @@ mod tests {
         assert_eq!(ix.char_of(0), 0);
         assert_eq!(ix.char_of(t.find('b').unwrap()), 2);
         assert_eq!(ix.char_of(t.len()), 5);
+    }
+
+    #[test]
+    fn a_colspan_of_zero_spans_what_its_row_leaves_shared_evenly() {
+        // Two arms over Mean/SD pairs, written with colspan="0" as converted
+        // JATS tables do; an empty corner cell spans both header rows.
+        let g = |text: &str, row_span: u32, col_span: u32| GridCell {
+            text: text.into(),
+            row_span,
+            col_span,
+            ..GridCell::default()
+        };
+        let rows = vec![
+            vec![
+                g("", 2, 1),
+                g("Drug", 1, 0),
+                g("Placebo", 1, 0),
+                g("", 1, 1),
+            ],
+            ["Mean", "SD", "Mean", "SD", "p"]
+                .iter()
+                .map(|t| g(t, 1, 1))
+                .collect(),
+            ["Age", "60.9", "6.2", "62.3", "6.1", "0.28"]
+                .iter()
+                .map(|t| g(t, 1, 1))
+                .collect(),
+        ];
+        let cells = grid(rows);
+        let at = |text: &str| {
+            let c = cells.iter().find(|c| c.text == text).unwrap();
+            (c.row, c.col, c.col_span)
+        };
+        assert_eq!(at("Drug"), (0, 1, 2));
+        assert_eq!(at("Placebo"), (0, 3, 2));
+        assert_eq!(at("p"), (1, 5, 1));
+        assert_eq!(table_columns(&cells), 6);
+        // Alone in its row, it runs to the end.
+        let cells = grid(vec![
+            vec![g("Arms", 1, 0)],
+            ["a", "b", "c"].iter().map(|t| g(t, 1, 1)).collect(),
+        ]);
+        assert_eq!(cells[0].col_span, 3);
     }
 }
