@@ -68,7 +68,8 @@ pub fn wrapped(out: Vec<TCell>, first_body: usize) -> (Vec<TCell>, usize) {
                 && (r < first_body
                     || row.iter().all(|c| {
                         same_columns(above, c).is_some_and(|a| continues(&a.text, &c.text))
-                    }))
+                    })
+                    || value_left_open(above, &row))
         });
         if joins {
             join_below(kept.last_mut().expect("a row to join"), row);
@@ -136,12 +137,13 @@ fn by_content(rows: Vec<Vec<TCell>>, first_body: usize) -> (Vec<TCell>, usize) {
                     !w.is_empty() && w.chars().all(char::is_lowercase)
                 });
             above_r >= first_body
-                && pairs.iter().all(|(a, c)| continues(&a.text, &c.text))
-                && (lone_label
-                    || pairs.iter().any(|(a, _)| left_open(&a.text))
-                    || pairs
-                        .iter()
-                        .all(|(_, c)| c.text.trim_start().starts_with(['(', '['])))
+                && (value_left_open(above, &row)
+                    || pairs.iter().all(|(a, c)| continues(&a.text, &c.text))
+                        && (lone_label
+                            || pairs.iter().any(|(a, _)| left_open(&a.text))
+                            || pairs
+                                .iter()
+                                .all(|(_, c)| c.text.trim_start().starts_with(['(', '[']))))
         });
         if joins {
             join_below(kept.last_mut().expect("a row to join"), row);
@@ -153,6 +155,27 @@ fn by_content(rows: Vec<Vec<TCell>>, first_body: usize) -> (Vec<TCell>, usize) {
         kept.push(row);
     }
     (renumber(kept), first)
+}
+
+/// Whether a value above a row's cell is left open ("1.4 ±", "12
+/// (3.4–", "0.049, 0.042,", "5 to"), so the row below is its rest, and with
+/// it the label beside it, whatever its first letter ("Total" /
+/// "Cholesterol (mg/dl)"): a number is not left open by chance. A trailing
+/// "+" or "*" after a number is a mark ("19.54 ± 7.50+"), not an operator.
+fn value_left_open(above: &[TCell], row: &[TCell]) -> bool {
+    row.iter().any(|c| {
+        same_columns(above, c).is_some_and(|a| {
+            let t = a.text.trim_end();
+            let open = |o: char, c: char| t.matches(o).count() > t.matches(c).count();
+            a.col > 0
+                && t.contains(|ch: char| ch.is_ascii_digit())
+                && (open('(', ')')
+                    || open('[', ']')
+                    || t.ends_with(['\u{b1}', '\u{2013}', ',', '('])
+                    || t.ends_with(" -")
+                    || t.ends_with(" to"))
+        })
+    })
 }
 
 /// Whether two cells are set in the same columns.
@@ -545,6 +568,58 @@ mod tests {
                 (1, "control")
             ]
         );
+    }
+
+    #[test]
+    fn a_value_left_open_takes_the_line_below_and_its_label() {
+        // "1.4 ±" goes on below, so "Cholesterol (mg/dl)" is the rest of
+        // "Total" though it starts with a capital: with space between rows
+        // (13 pt rows, 11 pt lines) and without (every line 11 pt).
+        for (row, wrap) in [(13.0, 11.0), (11.0, 11.0)] {
+            let mut y = 100.0;
+            let mut rows: Vec<(f32, &[(f32, &str)])> = Vec::new();
+            rows.push((y, &[(200.0, "Placebo"), (300.0, "Metformin")]));
+            y += row;
+            rows.push((
+                y,
+                &[
+                    (50.0, "HDL (mg/dl)"),
+                    (200.0, "-1.7 ± 6.6"),
+                    (300.0, "-1.9 ± 4.6"),
+                ],
+            ));
+            y += row;
+            rows.push((y, &[(50.0, "Total"), (200.0, "1.4 ±"), (300.0, "21.8 ±")]));
+            y += wrap;
+            rows.push((
+                y,
+                &[
+                    (50.0, "Cholesterol (mg/dl)"),
+                    (200.0, "29.2"),
+                    (300.0, "25.2"),
+                ],
+            ));
+            y += row;
+            rows.push((
+                y,
+                &[
+                    (50.0, "LDL (mg/dl)"),
+                    (200.0, "-5.9 ± 28.3"),
+                    (300.0, "6.6 ± 20.0"),
+                ],
+            ));
+            let cells = super::super::cells(&at(&rows));
+            let texts: Vec<(u32, u32, &str)> = cells
+                .iter()
+                .map(|c| (c.row, c.col, c.text.as_str()))
+                .collect();
+            assert!(
+                texts.contains(&(2, 0, "Total Cholesterol (mg/dl)")),
+                "{texts:?}"
+            );
+            assert!(texts.contains(&(2, 1, "1.4 ± 29.2")), "{texts:?}");
+            assert!(texts.contains(&(3, 0, "LDL (mg/dl)")), "{texts:?}");
+        }
     }
 
     #[test]
