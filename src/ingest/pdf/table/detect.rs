@@ -645,9 +645,14 @@ impl Page<'_> {
         while k > 0 {
             let r = &rows[k - 1];
             let near = self.row_y(&rows[k]) - self.row_y(r) < 2.5 * lines[r[0]].size;
-            let inside = r
-                .iter()
-                .all(|&m| lines[m].x0 >= x0 - 2.0 && lines[m].x1 <= x1 + 2.0 && self.short(m));
+            // A heading may run past its column's values ("Naproxen 1000 mg"
+            // over "18 (12)"): it starts inside the run and ends near it.
+            let inside = r.iter().all(|&m| {
+                lines[m].x0 >= x0 - 2.0
+                    && lines[m].x0 < x1
+                    && lines[m].x1 <= x1 + 0.1 * self.page_width
+                    && self.short(m)
+            });
             let caption = lines[r[0]].text().to_ascii_lowercase().starts_with("table");
             if !near || !inside || caption {
                 break;
@@ -1082,6 +1087,21 @@ mod tests {
         let got = found(&lines, &[]);
         assert_eq!(got.len(), 1, "{got:?}");
         assert!(got[0].1 < 92.0 && got[0].3 > 235.0, "{got:?}");
+    }
+
+    #[test]
+    fn a_heading_wider_than_its_columns_values_is_in_the_header() {
+        // "Naproxen 1000 mg" runs past the values under it ("18 (12)"); the
+        // rows above it in the table's columns are its header.
+        let lines = laid_out(&[
+            &[(200.0, "Placebo"), (300.0, "Naproxen 1000 mg")],
+            &[(50.0, "Women"), (200.0, "82"), (300.0, "82")],
+            &[(50.0, "Age"), (200.0, "52 (12)"), (300.0, "52 (12)")],
+            &[(50.0, "Joints"), (200.0, "19 (12)"), (300.0, "18 (12)")],
+        ]);
+        let got = found(&lines, &[]);
+        assert_eq!(got.len(), 1, "{got:?}");
+        assert!(got[0].1 < lines[0].top(), "{got:?}");
     }
 
     #[test]
