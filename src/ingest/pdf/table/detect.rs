@@ -369,6 +369,13 @@ impl Page<'_> {
                         top = top.min(self.header_top(i, x0, x1));
                     }
                 }
+            } else if band_rows.first().is_some_and(labelled_value) {
+                // A body row right under the first rule: the rule is under
+                // the header (a style with no rule above it), whose rows
+                // just above join.
+                if let Some(i) = rows.iter().position(|r| self.row_y(r) > top) {
+                    top = top.min(self.header_top(i, x0, x1));
+                }
             }
             let inside: Vec<&Vec<usize>> = rows
                 .iter()
@@ -901,6 +908,34 @@ mod tests {
         ]);
         let got = found(&lines, &[rule(91.0), rule(103.0)]);
         assert!(got.iter().all(|r| r.3 < 110.0), "{got:?}");
+    }
+
+    #[test]
+    fn a_rule_under_the_header_alone_keeps_the_header_above_it() {
+        // No rule above the header: one under it, one closing the table.
+        let lines = laid_out(&[
+            &[(
+                50.0,
+                "Table 1. Baseline characteristics of the trial's participants",
+            )],
+            &[
+                (50.0, "Variable"),
+                (200.0, "Control (n = 64)"),
+                (300.0, "Drug (n = 59)"),
+            ],
+            &[
+                (50.0, "Mean age, years (SD)"),
+                (200.0, "62 (11)"),
+                (300.0, "63 (9)"),
+            ],
+            &[(50.0, "Male, %"), (200.0, "41"), (300.0, "58")],
+            &[(50.0, "Diabetes, %"), (200.0, "52"), (300.0, "59")],
+        ]);
+        let rule = |y: f32| hrule(45.0, 380.0, y);
+        let got = found(&lines, &[rule(118.0), rule(160.0)]);
+        assert_eq!(got.len(), 1, "{got:?}");
+        let (_, top, _, _) = got[0];
+        assert!(top < lines[1].top() && top > lines[0].y, "{got:?}");
     }
 
     #[test]
