@@ -196,11 +196,81 @@ pub fn title_spans(out: &mut [TCell]) {
     }
 }
 
+/// Columns whose headings and values are aligned apart, joined: a heading
+/// set flush left over values set flush right ("Control (n = 64)" over
+/// "62 (11)" in a wide column) share no x, so the grid finds two columns,
+/// one only headings fill and, beside it, one only values fill. Two such
+/// neighbours, with no header cell over the values' column and no body
+/// cell under the headings', are one column.
+pub fn aligned_apart(out: &mut [TCell], first_body: usize) {
+    if first_body == 0 {
+        return;
+    }
+    loop {
+        let ncols = out.iter().map(|c| c.col + c.col_span).max().unwrap_or(0);
+        let covers = |k: u32, header: bool| {
+            out.iter().any(|c| {
+                ((c.row as usize) < first_body) == header && c.col <= k && k < c.col + c.col_span
+            })
+        };
+        let only = |k: u32, header: bool| covers(k, header) && !covers(k, !header);
+        let Some(k) = (0..ncols.saturating_sub(1)).find(|&k| {
+            k > 0 && (only(k, true) && only(k + 1, false) || only(k, false) && only(k + 1, true))
+        }) else {
+            return;
+        };
+        // Column k + 1 folds into k; the columns after it move left.
+        let at = |c: u32| if c > k { c - 1 } else { c };
+        for c in out.iter_mut() {
+            let last = at(c.col + c.col_span - 1);
+            c.col = at(c.col);
+            c.col_span = last - c.col + 1;
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::fixture::*;
     use super::super::grid::Grid;
     use super::*;
+
+    #[test]
+    fn headings_set_left_over_values_set_right_are_one_column() {
+        let lines = laid_out(&[
+            &[
+                (50.0, "Variable"),
+                (200.0, "Control (n = 64)"),
+                (350.0, "Drug (n = 59)"),
+                (500.0, "P"),
+            ],
+            &[
+                (50.0, "Age, years"),
+                (290.0, "62 (11)"),
+                (430.0, "63 (9)"),
+                (500.0, "0.37"),
+            ],
+            &[
+                (50.0, "Male, %"),
+                (305.0, "41"),
+                (445.0, "58"),
+                (500.0, "0.06"),
+            ],
+            &[
+                (50.0, "Diabetes, %"),
+                (305.0, "52"),
+                (445.0, "59"),
+                (500.0, "0.39"),
+            ],
+        ]);
+        let cells = super::super::cells(&lines);
+        let at = |t: &str| cells.iter().find(|c| c.text == t).map(|c| (c.row, c.col));
+        assert_eq!(at("Control (n = 64)"), Some((0, 1)));
+        assert_eq!(at("62 (11)"), Some((1, 1)));
+        assert_eq!(at("Drug (n = 59)"), Some((0, 2)));
+        assert_eq!(at("59"), Some((3, 2)));
+        assert_eq!(at("0.39"), Some((3, 3)));
+    }
 
     #[test]
     fn sizes_in_the_header_are_not_the_first_body_row() {

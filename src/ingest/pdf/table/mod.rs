@@ -106,7 +106,8 @@ pub fn cells(lines: &[Line]) -> Vec<TCell> {
     let lines = grid::cut_at_column_starts(lines);
     let grid = grid::Grid::new(&lines);
     let first_body = header::first_body(&grid.rows);
-    let placed = grid.place(first_body);
+    let mut placed = grid.place(first_body);
+    header::aligned_apart(&mut placed, first_body);
     let (centred, first_body) = merge::centred(placed, first_body);
     let (wrapped, first_body) = merge::wrapped(centred, first_body);
     let mut out = merge::continuations(wrapped, first_body);
