@@ -196,6 +196,38 @@ pub fn title_spans(out: &mut [TCell]) {
     }
 }
 
+/// A stub heading set between header rows ("Characteristic" centred down
+/// the height of two header rows, between "No. (%)" and the arms' row
+/// under it) is a row of its own on the page: it joins the header row
+/// above, whose first column is empty, and its row goes. Returns the
+/// first body row after the row removed.
+pub fn stub_heading_between(out: &mut [TCell], first_body: usize) -> usize {
+    let row = |out: &[TCell], r: usize| -> Vec<usize> {
+        (0..out.len())
+            .filter(|&i| out[i].row as usize == r)
+            .collect()
+    };
+    let mut first_body = first_body;
+    let mut r = 1;
+    while r + 1 < first_body {
+        let (above, here, below) = (row(out, r - 1), row(out, r), row(out, r + 1));
+        let no_stub = |cells: &[usize]| !cells.is_empty() && cells.iter().all(|&i| out[i].col > 0);
+        let lone = here.len() == 1 && out[here[0]].col == 0 && out[here[0]].col_span == 1;
+        if lone && no_stub(&above) && no_stub(&below) && below.len() >= 2 {
+            out[here[0]].row -= 1;
+            for c in out.iter_mut() {
+                if c.row as usize > r {
+                    c.row -= 1;
+                }
+            }
+            first_body -= 1;
+        } else {
+            r += 1;
+        }
+    }
+    first_body
+}
+
 /// Columns whose headings and values are aligned apart, joined: a heading
 /// set flush left over values set flush right ("Control (n = 64)" over
 /// "62 (11)" in a wide column) share no x, so the grid finds two columns,
@@ -234,6 +266,22 @@ mod tests {
     use super::super::fixture::*;
     use super::super::grid::Grid;
     use super::*;
+
+    #[test]
+    fn a_stub_heading_centred_between_header_rows_joins_the_top_one() {
+        let lines = laid_out(&[
+            &[(200.0, "No. (%)")],
+            &[(50.0, "Characteristic")],
+            &[(200.0, "GV (n = 53)"), (300.0, "GP (n = 53)")],
+            &[(50.0, "Male"), (200.0, "31 (58)"), (300.0, "27 (51)")],
+            &[(50.0, "Female"), (200.0, "22 (42)"), (300.0, "26 (49)")],
+        ]);
+        let cells = super::super::cells(&lines);
+        let at = |t: &str| cells.iter().find(|c| c.text == t).map(|c| (c.row, c.col));
+        assert_eq!(at("Characteristic"), Some((0, 0)));
+        assert_eq!(at("GV (n = 53)"), Some((1, 1)));
+        assert_eq!(at("Male"), Some((2, 0)));
+    }
 
     #[test]
     fn headings_set_left_over_values_set_right_are_one_column() {

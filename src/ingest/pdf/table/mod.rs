@@ -111,6 +111,7 @@ pub fn cells(lines: &[Line]) -> Vec<TCell> {
     let (centred, first_body) = merge::centred(placed, first_body);
     let (wrapped, first_body) = merge::wrapped(centred, first_body);
     let mut out = merge::continuations(wrapped, first_body);
+    let first_body = header::stub_heading_between(&mut out, first_body);
     header::group_spans(&mut out, first_body);
     header::title_spans(&mut out);
     grid::centred_stub(&mut out);
