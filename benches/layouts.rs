@@ -534,13 +534,14 @@ fn items(
         cells: cells.to_vec(),
         layout,
     };
-    // The truth's labels without the marks the style appended: a mark is
-    // not part of the characteristic's name.
+    // The truth's labels with the marks the style appended glued on, as
+    // the mark is set (raised, no space) and as publishers' XML gives it
+    // ("Methotrexate<sup>a</sup>"): items keep a label's marks.
     let plain: Vec<Cell> = truth
         .iter()
         .map(|c| Cell {
             text: match c.text.strip_suffix(" a") {
-                Some(t) if style.marks && c.col == 0 => t.to_string(),
+                Some(t) if style.marks && c.col == 0 => format!("{t}a"),
                 _ => c.text.clone(),
             },
             ..c.clone()
