@@ -52,6 +52,24 @@ pub fn wrapped(out: Vec<TCell>, first_body: usize) -> (Vec<TCell>, usize) {
     let mut kept: Vec<Vec<TCell>> = Vec::new();
     // The top of the last line joined into each kept row.
     let mut last_top: Vec<f32> = Vec::new();
+    // Where the next filled row's label starts (None: no label, or no row).
+    let next_label: Vec<Option<f32>> = (0..rows.len())
+        .map(|r| {
+            rows[r + 1..]
+                .iter()
+                .find(|n| !n.is_empty())
+                .and_then(|n| n.iter().find(|c| c.col == 0).map(|c| c.bbox.0))
+        })
+        .collect();
+    let last_filled = rows.iter().rposition(|n| !n.is_empty()).unwrap_or(0);
+    // How far the labels reach: a label wraps only where its next word
+    // would not have fitted.
+    let label_right = rows
+        .iter()
+        .flatten()
+        .filter(|c| c.col == 0 && c.col_span == 1)
+        .map(|c| c.bbox.2)
+        .fold(f32::MIN, f32::max);
     for (r, row) in rows.into_iter().enumerate() {
         if row.is_empty() {
             if r < first_body {
@@ -69,7 +87,10 @@ pub fn wrapped(out: Vec<TCell>, first_body: usize) -> (Vec<TCell>, usize) {
                     || row.iter().all(|c| {
                         same_columns(above, c).is_some_and(|a| continues(&a.text, &c.text))
                     })
-                    || value_left_open(above, &row))
+                    || value_left_open(above, &row)
+                    || label_line_under_values(above, &row, label_right)
+                        && (r == last_filled
+                            || next_label[r].is_some_and(|x| x <= row[0].bbox.0 + 2.0)))
         });
         if joins {
             join_below(kept.last_mut().expect("a row to join"), row);
@@ -155,6 +176,29 @@ fn by_content(rows: Vec<Vec<TCell>>, first_body: usize) -> (Vec<TCell>, usize) {
         kept.push(row);
     }
     (renumber(kept), first)
+}
+
+/// A label's next line alone in the first column, under a row of a label
+/// and its values, closer than rows are ("Social-Emotional Standardised" /
+/// "Score"), is the label's rest whatever its first letter when its first
+/// word would not have fitted after the line above (labels reach no further
+/// than `label_right`), and (checked by the caller) the row after it is not
+/// indented under it: a heading set close under a short label ("Plus vs
+/// basic" / "Saturated fat intake") or over indented rows ("Severity of
+/// surgery" over "Moderate") is a row of its own.
+fn label_line_under_values(above: &[TCell], row: &[TCell], label_right: f32) -> bool {
+    let Some(label) = above.iter().find(|a| aligned(a, &row[0])) else {
+        return false;
+    };
+    let line = &row[0];
+    let text = line.text.trim();
+    let chars = text.chars().count().max(1) as f32;
+    let first_word = text.split(' ').next().unwrap_or("").chars().count() as f32;
+    let per_char = (line.bbox.2 - line.bbox.0) / chars;
+    row.len() == 1
+        && line.col == 0
+        && above.len() >= 2
+        && label.bbox.2 + per_char * (first_word + 1.0) > label_right
 }
 
 /// Whether a value above a row's cell is left open ("1.4 ±", "12
@@ -620,6 +664,52 @@ mod tests {
             assert!(texts.contains(&(2, 1, "1.4 ± 29.2")), "{texts:?}");
             assert!(texts.contains(&(3, 0, "LDL (mg/dl)")), "{texts:?}");
         }
+    }
+
+    #[test]
+    fn a_label_wrapped_at_the_columns_edge_takes_its_capitalised_rest() {
+        // Rows 13 pt apart, a label's lines 11 pt: "Score" did not fit after
+        // "Social-Emotional Standardised", so it is that label's rest; the
+        // heading under the short "Plus vs basic" is a row of its own.
+        let lines = at(&[
+            (100.0, &[(200.0, "Iodine"), (300.0, "Placebo")]),
+            (
+                113.0,
+                &[
+                    (50.0, "Motor Standardised Score"),
+                    (200.0, "93.9"),
+                    (300.0, "92.4"),
+                ],
+            ),
+            (
+                126.0,
+                &[
+                    (50.0, "Social-Emotional Standardised"),
+                    (200.0, "105.8"),
+                    (300.0, "105.4"),
+                ],
+            ),
+            (137.0, &[(50.0, "Score")]),
+            (
+                150.0,
+                &[(50.0, "Plus vs basic"), (200.0, "0.7"), (300.0, "0.4")],
+            ),
+            (161.0, &[(50.0, "Saturated fat intake")]),
+            (
+                174.0,
+                &[(50.0, "Group by time"), (200.0, "1.64"), (300.0, "3.02")],
+            ),
+        ]);
+        let cells = super::super::cells(&lines);
+        let texts: Vec<(u32, u32, &str)> = cells
+            .iter()
+            .map(|c| (c.row, c.col, c.text.as_str()))
+            .collect();
+        assert!(
+            texts.contains(&(2, 0, "Social-Emotional Standardised Score")),
+            "{texts:?}"
+        );
+        assert!(texts.contains(&(4, 0, "Saturated fat intake")), "{texts:?}");
     }
 
     #[test]
