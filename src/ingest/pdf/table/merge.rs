@@ -82,7 +82,8 @@ pub fn wrapped(out: Vec<TCell>, first_body: usize) -> (Vec<TCell>, usize) {
         let joins = kept.last().zip(last_top.last()).is_some_and(|(above, lt)| {
             t - lt > 0.0
                 && t - lt < pitch - slack
-                && row.iter().all(|c| same_columns(above, c).is_some())
+                && (row.iter().all(|c| same_columns(above, c).is_some())
+                    || r < first_body && row.iter().all(|c| heading_goes_on(above, c)))
                 && (r < first_body
                     || row.iter().all(|c| {
                         same_columns(above, c).is_some_and(|a| continues(&a.text, &c.text))
@@ -222,6 +223,20 @@ fn value_left_open(above: &[TCell], row: &[TCell]) -> bool {
     })
 }
 
+/// Whether `a` spans the columns `c` is in.
+fn covers(a: &TCell, c: &TCell) -> bool {
+    a.col <= c.col && c.col + c.col_span <= a.col + a.col_span
+}
+
+/// A header line's piece that goes on from a heading left open above it
+/// and spanning its columns ("16)" under "Pioglitazone (n =" set over two
+/// columns): the grid gave the two lines different spans.
+fn heading_goes_on(above: &[TCell], c: &TCell) -> bool {
+    above
+        .iter()
+        .any(|a| aligned(a, c) || covers(a, c) && left_open(&a.text))
+}
+
 /// Whether two cells are set in the same columns.
 fn aligned(a: &TCell, c: &TCell) -> bool {
     a.col == c.col && a.col_span == c.col_span
@@ -237,7 +252,11 @@ fn same_columns<'a>(row: &'a [TCell], c: &TCell) -> Option<&'a TCell> {
 /// only when every cell has one).
 fn join_below(above: &mut [TCell], next: Vec<TCell>) {
     for c in next {
-        if let Some(a) = above.iter_mut().find(|a| aligned(a, &c)) {
+        let k = above
+            .iter()
+            .position(|a| aligned(a, &c))
+            .or_else(|| above.iter().position(|a| covers(a, &c)));
+        if let Some(a) = k.map(|k| &mut above[k]) {
             join_text(&mut a.text, &c.text);
             a.bbox.0 = a.bbox.0.min(c.bbox.0);
             a.bbox.2 = a.bbox.2.max(c.bbox.2);
@@ -710,6 +729,52 @@ mod tests {
             "{texts:?}"
         );
         assert!(texts.contains(&(4, 0, "Saturated fat intake")), "{texts:?}");
+    }
+
+    #[test]
+    fn a_heading_left_open_over_two_columns_takes_its_rest_below() {
+        // "Pioglitazone (n =" spans its Mean and SD columns; "16)" under it
+        // sits over one of them.
+        let lines = at(&[
+            (
+                100.0,
+                &[(200.0, "Placebo (n = 23)"), (330.0, "Pioglitazone (n =")],
+            ),
+            (111.0, &[(330.0, "16)")]),
+            (
+                124.0,
+                &[
+                    (200.0, "Mean"),
+                    (260.0, "SD"),
+                    (330.0, "Mean"),
+                    (390.0, "SD"),
+                ],
+            ),
+            (
+                137.0,
+                &[
+                    (50.0, "Weight (kg)"),
+                    (200.0, "-0.6"),
+                    (260.0, "3.1"),
+                    (330.0, "-0.4"),
+                    (390.0, "1.7"),
+                ],
+            ),
+            (
+                150.0,
+                &[
+                    (50.0, "BMI (kg/m2)"),
+                    (200.0, "-0.1"),
+                    (260.0, "1.4"),
+                    (330.0, "-0.2"),
+                    (390.0, "0.7"),
+                ],
+            ),
+        ]);
+        let cells = super::super::cells(&lines);
+        let texts: Vec<(u32, &str)> = cells.iter().map(|c| (c.row, c.text.as_str())).collect();
+        assert!(texts.contains(&(0, "Pioglitazone (n = 16)")), "{texts:?}");
+        assert!(texts.contains(&(1, "Mean")), "{texts:?}");
     }
 
     #[test]
