@@ -637,11 +637,13 @@ fn main() {
     );
     println!("{:<16} | {:^41} | {:^41}", "", "looked at", "held out");
     let mut total = [(0usize, 0usize, Tally::default(), Score::default()); 2];
+    let mut parts: Vec<(String, [Score; 2])> = Vec::new();
     for style in styles() {
         if only.as_deref().is_some_and(|o| o != style.name) {
             continue;
         }
         let mut line = format!("{:<16}", style.name);
+        parts.push((style.name.to_string(), [Score::default(); 2]));
         for (part, set) in [&looked, &held].into_iter().enumerate() {
             let html = page_html(set, &style);
             let Some(pdf) = print(&html, &dir) else {
@@ -693,6 +695,9 @@ fn main() {
             total[part].1 += missed;
             total[part].2.add(tally);
             total[part].3.add(&cohort);
+            if let Some(p) = parts.last_mut() {
+                p.1[part].add(&cohort);
+            }
         }
         println!("{line}");
     }
@@ -710,5 +715,25 @@ fn main() {
         );
     }
     println!("{line}");
+    // Where the items are lost: the value found, its measure, its grouping
+    // (each of all the truth's items).
+    println!(
+        "{:<16} | {:>7} {:>7} {:>7} | {:>7} {:>7} {:>7}",
+        "items by part", "values", "measure", "group", "values", "measure", "group"
+    );
+    parts.push(("all styles".to_string(), [total[0].3, total[1].3]));
+    for (name, sc) in &parts {
+        let mut line = format!("{name:<16}");
+        for c in sc {
+            let _ = write!(
+                line,
+                " | {:>6.1}% {:>6.1}% {:>6.1}%",
+                Score::pct(c.parsed, c.gold),
+                Score::pct(c.measure, c.gold),
+                Score::pct(c.grouped, c.gold)
+            );
+        }
+        println!("{line}");
+    }
     println!("PDFs and their HTML: {}", dir.display());
 }

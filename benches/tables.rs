@@ -26,7 +26,9 @@ mod common;
 
 use std::path::{Path, PathBuf};
 
-use quarry::cohort::score::{score, Gold, Score};
+use quarry::cohort::score::{score_into, Gold, Score};
+use quarry::cohort::tokens::descriptors;
+use quarry::cohort::{tables_of, TableIn};
 use quarry::eval::adjacency::{relations, Tally};
 use quarry::eval::teds::{cells_tree, teds, Node};
 use quarry::functions::cohort::document_items;
@@ -62,6 +64,15 @@ struct Row {
     adjacency: Tally,
     teds_sum: f64,
     cohort: Score,
+    /// (gold measure, PDF measure, where the XML names its measures) of
+    /// items found under another measure.
+    wrong_measures: Vec<(String, String, String)>,
+    /// Tables whose XML caption or notes name measures and whose PDF
+    /// caption and notes do not (counted with `QUARRY_TABLES_NOTES`).
+    notes_lost: usize,
+    /// Where the PDF has the notes those tables lost (block kind, blocks
+    /// after the table, pages after).
+    notes_where: Vec<String>,
 }
 
 impl Row {
@@ -72,6 +83,9 @@ impl Row {
         self.adjacency.add(o.adjacency);
         self.teds_sum += o.teds_sum;
         self.cohort.add(&o.cohort);
+        self.wrong_measures.extend(o.wrong_measures.iter().cloned());
+        self.notes_lost += o.notes_lost;
+        self.notes_where.extend(o.notes_where.iter().cloned());
     }
 
     fn line(&self, name: &str) -> String {
@@ -94,7 +108,7 @@ impl Row {
     }
 }
 
-fn score_paper(pmcid: &str, xml: &Path, pdf: &Path) -> Row {
+fn score_paper(pmcid: &str, xml: &Path, pdf: &Path, held: bool) -> Row {
     let mut row = Row::default();
     let (Some(x), Some(p)) = (ingest(xml), ingest(pdf)) else {
         return row;
@@ -157,9 +171,116 @@ fn score_paper(pmcid: &str, xml: &Path, pdf: &Path) -> Row {
         .collect();
     if !gold.is_empty() {
         let misses = std::env::var("QUARRY_TABLES_MISSES").is_ok_and(|s| s == pmcid);
-        row.cohort = score(&gold, &document_items(&p), misses, "pdf");
+        let mut wrong = Vec::new();
+        row.cohort = score_into(&gold, &document_items(&p), misses, "pdf", &mut wrong);
+        // Where each wrongly measured item's table names its measures: in
+        // the XML's caption or notes, and whether the PDF side has them.
+        let (xt, pt) = (tables_of(&x), tables_of(&p));
+        let named = |ts: &[TableIn], id: &str| {
+            ts.iter().find(|t| t.table_id == id).map(|t| {
+                let text = format!("{} {}", t.caption, t.notes.join(" "));
+                !descriptors(&text).iter().all(|d| d.is_empty())
+            })
+        };
+        if std::env::var("QUARRY_TABLES_NOTES").is_ok() {
+            for t in &xt {
+                if named(&xt, &t.table_id) == Some(true) && named(&pt, &t.table_id) != Some(true) {
+                    row.notes_lost += 1;
+                    row.notes_where.push(notes_where(t, &p, &pt));
+                    if !held {
+                        let pdf = pt.iter().find(|q| q.table_id == t.table_id);
+                        println!(
+                            "notes lost: {pmcid} {}\n  xml caption {:?}\n  xml notes {:?}\n  pdf {:?}",
+                            t.table_id,
+                            t.caption,
+                            t.notes,
+                            pdf.map(|q| (&q.caption, &q.notes))
+                        );
+                    }
+                }
+            }
+        }
+        for (table, g, p) in wrong {
+            let place = match (named(&xt, &table), named(&pt, &table)) {
+                (Some(true), Some(true)) => "notes in both",
+                (Some(true), _) => "notes lost",
+                (_, Some(true)) => "notes only in PDF",
+                _ => "in the cells",
+            };
+            row.wrong_measures.push((g, p, place.to_string()));
+        }
     }
     row
+}
+
+/// Where a PDF has an XML table's note naming measures: the kind of the
+/// block holding its opening words, how many blocks after the table's and
+/// how many pages after (structure only: printed for held-out papers too).
+fn notes_where(t: &TableIn, p: &quarry::ingest::Document, pt: &[TableIn]) -> String {
+    let fold = |s: &str| -> String {
+        use unicode_normalization::UnicodeNormalization;
+        s.nfkc()
+            .filter(|c| c.is_alphanumeric())
+            .flat_map(char::to_lowercase)
+            .collect()
+    };
+    let Some(note) = t
+        .notes
+        .iter()
+        .chain(std::iter::once(&t.caption))
+        .find(|n| !descriptors(n).iter().all(|d| d.is_empty()))
+    else {
+        return "no note".into();
+    };
+    // Past a leading note mark.
+    let key: String = fold(note).chars().skip(1).take(20).collect();
+    let Some(pdf) = pt.iter().find(|q| q.table_id == t.table_id) else {
+        return "no PDF table of that label".into();
+    };
+    let k = p
+        .blocks
+        .iter()
+        .position(|b| b.kind == BlockKind::Table && b.cells == pdf.cells);
+    let found = p
+        .blocks
+        .iter()
+        .position(|b| fold(&p.text[b.start..b.end]).contains(&key));
+    match (k, found) {
+        (Some(k), Some(j)) => format!(
+            "{:?} {:+} blocks {:+} pages",
+            p.blocks[j].kind,
+            j as i64 - k as i64,
+            p.blocks[j].page.unwrap_or(0) as i64 - p.blocks[k].page.unwrap_or(0) as i64
+        ),
+        (_, None) => {
+            let short: String = key.chars().take(10).collect();
+            let cells: String = pdf.cells.iter().map(|c| fold(&c.text)).collect();
+            if cells.contains(&short) {
+                "its start in the table's cells".into()
+            } else if fold(&p.text).contains(&short) {
+                // The first character where the PDF's text parts from the
+                // note's (not folded away: what the PDF has there).
+                let xml: Vec<char> = note.chars().filter(|c| !c.is_whitespace()).collect();
+                let raw: Vec<char> = p.text.chars().filter(|c| !c.is_whitespace()).collect();
+                let rs: String = raw.iter().collect();
+                let start: String = xml.iter().skip(1).take(8).collect();
+                let part = rs
+                    .find(&start)
+                    .and_then(|r0| {
+                        let r = &raw[rs[..r0].chars().count()..];
+                        let x = &xml[1..];
+                        (0..x.len().min(r.len()))
+                            .find(|&i| x[i] != r[i])
+                            .map(|i| format!("XML {:?}, PDF {:?}", x[i], r[i]))
+                    })
+                    .unwrap_or_else(|| "?".into());
+                format!("its start elsewhere in the text, parting at {part}")
+            } else {
+                "not in the PDF text".into()
+            }
+        }
+        (None, _) => "table block not found".into(),
+    }
 }
 
 fn papers(dir: &Path) -> Vec<(String, PathBuf, PathBuf)> {
@@ -207,7 +328,7 @@ fn main() {
         ("more, held out", Row::default()),
     ];
     for (pmcid, x, p) in papers(&root.join("tests/data/rct_baseline")) {
-        let r = score_paper(&pmcid, &x, &p);
+        let r = score_paper(&pmcid, &x, &p, false);
         println!("{}", r.line(&format!("{pmcid} (baseline)")));
         sets[0].1.add(&r);
     }
@@ -217,8 +338,9 @@ fn main() {
     ) {
         Some(dir) => {
             for (pmcid, x, p) in papers(&dir) {
-                let r = score_paper(&pmcid, &x, &p);
-                if common::held_out(&pmcid) {
+                let held = common::held_out(&pmcid);
+                let r = score_paper(&pmcid, &x, &p, held);
+                if held {
                     sets[2].1.add(&r);
                 } else {
                     println!("{}", r.line(&pmcid));
@@ -235,4 +357,27 @@ fn main() {
         all.add(r);
     }
     println!("{}", all.line("all"));
+    // Which measures the PDF side names wrongly, per set (counts only).
+    println!();
+    println!("items found under another measure (truth -> PDF side: count)");
+    for (name, r) in &sets {
+        let mut counts: std::collections::BTreeMap<&(String, String, String), usize> =
+            Default::default();
+        for w in &r.wrong_measures {
+            *counts.entry(w).or_default() += 1;
+        }
+        let mut counts: Vec<_> = counts.into_iter().collect();
+        counts.sort_by_key(|c| std::cmp::Reverse(c.1));
+        let text: Vec<String> = counts
+            .iter()
+            .map(|((g, p, place), n)| format!("{g} -> {p} ({place}): {n}"))
+            .collect();
+        println!("  {name}: {}", text.join(", "));
+        if std::env::var("QUARRY_TABLES_NOTES").is_ok() {
+            println!(
+                "  {name}: {} tables lost the notes naming their measures: {:?}",
+                r.notes_lost, r.notes_where
+            );
+        }
+    }
 }

@@ -140,6 +140,18 @@ impl Score {
 /// Scores one paper's predicted items against its gold items; with
 /// `misses`, prints each gold item that is not wholly right.
 pub fn score(gold: &[Gold], pred: &[Item], misses: bool, label: &str) -> Score {
+    score_into(gold, pred, misses, label, &mut Vec::new())
+}
+
+/// As [`score`], also pushing `(table, gold measure, predicted measure)`
+/// for each gold item found with its value but under another measure.
+pub fn score_into(
+    gold: &[Gold],
+    pred: &[Item],
+    misses: bool,
+    label: &str,
+    wrong_measures: &mut Vec<(String, String, String)>,
+) -> Score {
     let tables: Vec<&str> = {
         let mut t: Vec<&str> = gold.iter().map(|g| g.table.as_str()).collect();
         t.dedup();
@@ -174,6 +186,13 @@ pub fn score(gold: &[Gold], pred: &[Item], misses: bool, label: &str) -> Score {
                 let m = p.measure.as_str() == g.measure;
                 let gr = grouped(g, p);
                 s.measure += m as usize;
+                if !m {
+                    wrong_measures.push((
+                        g.table.clone(),
+                        g.measure.clone(),
+                        p.measure.as_str().to_string(),
+                    ));
+                }
                 s.grouped += gr as usize;
                 s.overall += (m && gr) as usize;
                 if misses && !(m && gr) {

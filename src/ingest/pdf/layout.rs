@@ -647,6 +647,45 @@ fn gutters(blocks: &[LBlock]) -> Vec<f32> {
     cuts
 }
 
+/// A gutter between columns that one or two narrow blocks cross (a table's
+/// notes a little wider than the column, under a table across both): the
+/// cut with the fewest blocks across it, few against those either side of
+/// it, the nearest the centre among equals. The blocks across it are then
+/// read where they stand, between the columns above and below them.
+fn crossed_gutter(narrow: &[LBlock], centre: f32) -> Option<f32> {
+    let mut best: Option<(usize, f32)> = None;
+    for c in narrow.iter().map(|b| b.x1) {
+        let left = narrow.iter().filter(|b| b.x1 <= c).count();
+        let Some(r0) = narrow
+            .iter()
+            .filter(|b| b.x0 >= c + 4.0)
+            .map(|b| b.x0)
+            .min_by(f32::total_cmp)
+        else {
+            continue;
+        };
+        let x = (c + r0) / 2.0;
+        let right = narrow.iter().filter(|b| b.x0 >= r0).count();
+        let across = narrow.len() - left - right;
+        if left < 2
+            || right < 2
+            || across == 0
+            || across * 5 > narrow.len().max(5)
+            || across >= left.min(right)
+        {
+            continue;
+        }
+        let better = match best {
+            None => true,
+            Some((n, bx)) => across < n || across == n && (x - centre).abs() < (bx - centre).abs(),
+        };
+        if better {
+            best = Some((across, x));
+        }
+    }
+    best.map(|(_, x)| x)
+}
+
 fn bands(mut blocks: Vec<LBlock>) -> Vec<Vec<LBlock>> {
     blocks.sort_by(|a, b| a.y0.total_cmp(&b.y0));
     let mut out: Vec<Vec<LBlock>> = Vec::new();
@@ -689,11 +728,12 @@ fn xy_cut(blocks: Vec<LBlock>, out: &mut Vec<LBlock>, depth: usize) {
         .filter(|b| b.x1 - b.x0 < 0.6 * (rx1 - rx0))
         .cloned()
         .collect();
-    if let Some(&x) = gutters(&narrow).iter().min_by(|a, b| {
-        (*a - (rx0 + rx1) / 2.0)
-            .abs()
-            .total_cmp(&(*b - (rx0 + rx1) / 2.0).abs())
-    }) {
+    let centre = (rx0 + rx1) / 2.0;
+    let gutter = gutters(&narrow)
+        .into_iter()
+        .min_by(|a, b| (a - centre).abs().total_cmp(&(b - centre).abs()))
+        .or_else(|| crossed_gutter(&narrow, centre));
+    if let Some(x) = gutter {
         let (mut spanning, rest): (Vec<LBlock>, Vec<LBlock>) =
             blocks.into_iter().partition(|b| b.x0 < x && b.x1 > x);
         spanning.sort_by(|a, b| a.y0.total_cmp(&b.y0));
@@ -852,6 +892,50 @@ mod tests {
         assert!(!texts
             .iter()
             .any(|t| t.starts_with("Table 4. Characteristics reported")));
+    }
+
+    /// A block of one line of `text` at (x0, y), `x1` wide.
+    fn block_at(x0: f32, y: f32, x1: f32, text: &str) -> LBlock {
+        let mut b = LBlock::from_line(Line::new(set(x0, &[text], 0.0)));
+        b.x1 = x1;
+        b.y0 = y;
+        b.y1 = y + 10.0;
+        b
+    }
+
+    #[test]
+    fn a_note_a_little_wider_than_its_column_keeps_the_columns_apart() {
+        // Left: a caption, a table, its notes; right: a heading and
+        // paragraphs beside them; under both, a table across the page
+        // whose note runs a little past the gutter.
+        let blocks = vec![
+            block_at(50.0, 80.0, 288.0, "left one"),
+            block_at(50.0, 140.0, 288.0, "left table"),
+            block_at(50.0, 230.0, 215.0, "left notes"),
+            block_at(50.0, 264.0, 288.0, "left two"),
+            block_at(307.0, 80.0, 546.0, "right one"),
+            block_at(307.0, 105.0, 546.0, "right two"),
+            block_at(307.0, 230.0, 546.0, "right three"),
+            block_at(50.0, 435.0, 420.0, "wide caption"),
+            block_at(48.0, 450.0, 547.0, "wide table"),
+            block_at(50.0, 700.0, 329.0, "wide notes"),
+        ];
+        let order: Vec<String> = order(blocks).iter().map(|b| b.lines[0].text()).collect();
+        assert_eq!(
+            order,
+            [
+                "left one",
+                "left table",
+                "left notes",
+                "left two",
+                "right one",
+                "right two",
+                "right three",
+                "wide caption",
+                "wide table",
+                "wide notes"
+            ]
+        );
     }
 
     #[test]

@@ -270,6 +270,18 @@ fn titles_label(label: &Bbox, next: &Bbox, lines: usize, text: &str) -> bool {
     (below || beside) && lines <= 3 && text.chars().count() <= 300 && !caption_like(text)
 }
 
+/// Whether a block is set right under another (within two and a half
+/// lines), across the same stretch of the page: where a table's notes are.
+fn right_under(above: &Bbox, b: &Bbox) -> bool {
+    let gap = b.y0 - above.y1;
+    let em = b.size.max(1.0);
+    gap > -0.5 * em
+        && gap < 2.5 * em
+        && b.x0 < above.x1
+        && b.x1 > above.x0
+        && b.x0 >= above.x0 - 2.0 * em
+}
+
 fn numbered_heading(s: &str) -> bool {
     let mut chars = s.chars().peekable();
     let mut saw_digit = false;
@@ -453,9 +465,20 @@ pub fn lay_out(
         // A caption that is only its label ("Table 2") on its own line,
         // waiting for the title set below or beside it.
         let mut label: Option<(usize, Bbox)> = None;
+        // The box of the table read last on this page, or of the last note
+        // read under it: a block set right under it that reads as a note
+        // is the table's footnote.
+        let mut under: Option<Bbox> = None;
         for b in blocks {
             if let Some(cells) = &b.table {
                 label = None;
+                under = Some(Bbox {
+                    x0: b.x0,
+                    y0: b.y0,
+                    x1: b.x1,
+                    y1: b.y1,
+                    size: body,
+                });
                 let cells: Vec<Cell> = cells.iter().map(Cell::from).collect();
                 let mut rb = RawBlock::new(BlockKind::Table, super::table_text(&cells));
                 rb.cells = cells;
@@ -493,8 +516,20 @@ pub fn lay_out(
             let letters = t.chars().filter(|c| c.is_alphabetic()).count();
             let is_title =
                 number == 1 && size >= title_size && size >= body * 1.3 && t.chars().count() <= 400;
+            // A caption set right under the table passes the notes under
+            // it on to the table.
+            let above = under.take().filter(|u| right_under(u, &here));
+            let note_under = above.is_some()
+                && b.lines.len() <= 12
+                && !caption_like(t)
+                && (table::reads_as_note(t) || size < body * 0.95);
+            if above.is_some() && (note_under || caption_like(t)) {
+                under = Some(here);
+            }
             let kind = if caption_like(t) {
                 BlockKind::Caption
+            } else if note_under {
+                BlockKind::Footnote
             } else if is_title
                 || short
                     && letters >= 3
@@ -698,6 +733,49 @@ mod tests {
         assert!(numbered_heading("2.1 Participants"));
         assert!(!numbered_heading("12 patients"));
         assert_eq!(ranges(&[1, 2, 3, 7]), "1-3, 7");
+    }
+
+    #[test]
+    fn notes_set_right_under_a_table_are_its_footnotes() {
+        use table::fixture::{line, simple};
+        // Body text far above the table sets the body size; a note right
+        // under it, then prose further down.
+        let mut lines = vec![line(50.0, 40.0, "Some prose above the table that runs on.")];
+        lines.extend(simple());
+        lines.push(line(
+            50.0,
+            170.0,
+            "Values are mean (SD); BMI, body mass index.",
+        ));
+        lines.push(line(50.0, 184.0, "* P < 0.05 against placebo."));
+        lines.push(line(
+            50.0,
+            260.0,
+            "The results are given in the text that follows.",
+        ));
+        let page = PageLines {
+            number: 1,
+            lines,
+            rules: Vec::new(),
+            width: 600.0,
+            height: 800.0,
+            unmapped: 0,
+            glyphs: 0,
+            images: 0,
+            drawn: Vec::new(),
+            ocr: false,
+            problem: None,
+        };
+        let out = lay_out(vec![page], 1, Vec::new(), "pdf");
+        let kinds: Vec<(BlockKind, &str)> = out
+            .blocks
+            .iter()
+            .map(|b| (b.kind, b.text.as_str()))
+            .collect();
+        assert_eq!(kinds[1].0, BlockKind::Table, "{kinds:?}");
+        assert_eq!(kinds[2].0, BlockKind::Footnote, "{kinds:?}");
+        assert!(kinds[2].1.starts_with("Values are mean"), "{kinds:?}");
+        assert_eq!(kinds.last().unwrap().0, BlockKind::Paragraph, "{kinds:?}");
     }
 
     #[test]

@@ -87,8 +87,19 @@ pub fn tables(lines: Vec<Line>, rules: &[Rule], page_width: f32) -> (Vec<LBlock>
         if m.is_empty() {
             continue;
         }
-        let cells = cells(&m);
-        let r = regions[k];
+        let mut cells = cells(&m);
+        let mut m = m;
+        let mut r = regions[k];
+        // The table's notes taken in as its last rows go back to the text
+        // flow, to be read after it as its notes.
+        if let Some(top) = trailing_notes(&cells) {
+            let (kept, notes): (Vec<Line>, Vec<Line>) =
+                m.into_iter().partition(|l| l.top() < top - 0.5);
+            m = kept;
+            rest.extend(notes);
+            cells = self::cells(&m);
+            r.3 = m.iter().map(Line::bottom).fold(r.1, f32::max);
+        }
         tables.push(LBlock {
             lines: m,
             x0: r.0,
@@ -99,6 +110,103 @@ pub fn tables(lines: Vec<Line>, rules: &[Rule], page_width: f32) -> (Vec<LBlock>
         });
     }
     (tables, rest)
+}
+
+/// Where a table's notes start when the region took them in as its last
+/// rows: at the first row reading as a note (a mark or "Note" first, a list
+/// of abbreviations, a DOI) in the run of rows at the bottom that are each
+/// one cell (notes, and the text after them that the region also took). The
+/// table keeps at least two rows.
+fn trailing_notes(cells: &[TCell]) -> Option<f32> {
+    let last = cells.iter().map(|c| c.row).max()?;
+    let mut first_note = None;
+    for row in (0..=last).rev() {
+        let here: Vec<&TCell> = cells.iter().filter(|c| c.row == row).collect();
+        match here.as_slice() {
+            [c] => {
+                if reads_as_note(&c.text) {
+                    first_note = Some(row);
+                }
+            }
+            _ => break,
+        }
+    }
+    let first = first_note.filter(|&r| r >= 2)?;
+    Some(
+        cells
+            .iter()
+            .filter(|c| c.row >= first)
+            .map(|c| c.bbox.1)
+            .fold(f32::MAX, f32::min),
+    )
+}
+
+/// Text that reads as a table's note: a note mark and a capital
+/// ("a Abbreviation", "* P < 0.05", "#: χ2-Test"), a note's opening words,
+/// a DOI, or a list of abbreviations ("BMI = body mass index, SD = standard
+/// deviation"; "EP, externship program; SD, standard deviation").
+pub fn reads_as_note(t: &str) -> bool {
+    let t = t.trim();
+    let l = t.to_lowercase();
+    let opener = [
+        "abbreviation",
+        "note:",
+        "notes:",
+        "note.",
+        "notes.",
+        "data are",
+        "data is",
+        "data presented",
+        "data expressed",
+        "data shown",
+        "values are",
+        "values presented",
+        "values expressed",
+        "all values",
+        "all data",
+        "results are",
+        "numbers are",
+        "doi:",
+        "source:",
+    ]
+    .iter()
+    .any(|p| l.starts_with(p));
+    let mark = t.chars().next().is_some_and(|c| "*†‡§¶#".contains(c))
+        && t.chars().any(char::is_alphabetic);
+    opener || mark || detect::starts_note(t) || definitions(t) >= 2
+}
+
+/// How many abbreviations a text defines: pieces between ';' or ',' of the
+/// form "ABBR = words", "ABBR: words" or (between ';') "ABBR, words", with
+/// a capital in the short name.
+fn definitions(t: &str) -> usize {
+    let short = |name: &str| {
+        let name = name.trim();
+        !name.is_empty()
+            && name.chars().count() <= 16
+            && name.split_whitespace().count() <= 3
+            && name.chars().filter(|c| c.is_uppercase()).count() >= 2
+    };
+    let mut n = 0;
+    for semi in t.split(';') {
+        let mut counted = false;
+        for piece in semi.split(',') {
+            if let Some((name, _)) = piece.split_once(" = ").or_else(|| piece.split_once(": ")) {
+                if short(name) {
+                    n += 1;
+                    counted = true;
+                }
+            }
+        }
+        if !counted {
+            if let Some((name, rest)) = semi.split_once(", ") {
+                if short(name) && rest.chars().any(char::is_lowercase) {
+                    n += 1;
+                }
+            }
+        }
+    }
+    n
 }
 
 /// The cells of one table region, stage by stage.
@@ -198,6 +306,50 @@ mod tests {
             .iter()
             .map(|c| (c.row, c.col, c.col_span, c.text.clone()))
             .collect()
+    }
+
+    #[test]
+    fn notes_taken_in_as_the_last_rows_go_back_to_the_text() {
+        let mut lines = simple();
+        lines.push(line(
+            50.0,
+            170.0,
+            "BMI = body mass index, SD = standard deviation, IQR = interquartile range",
+        ));
+        lines.push(line(50.0, 184.0, "* P < 0.05"));
+        let (tables, rest) = tables(lines, &[], 600.0);
+        assert_eq!(tables.len(), 1);
+        let cells = tables[0].table.as_ref().unwrap();
+        assert_eq!(cells.iter().map(|c| c.row).max(), Some(4));
+        let texts: Vec<String> = rest.iter().map(Line::text).collect();
+        assert!(
+            texts.iter().any(|t| t.starts_with("BMI = body")),
+            "{texts:?}"
+        );
+        assert!(tables[0].y1 < 170.0);
+    }
+
+    #[test]
+    fn notes_read_as_notes_and_labels_do_not() {
+        for t in [
+            "ADL = Activities of daily living, IADL = Instrumental activities",
+            "EP group, the externship program; CACP Group, the corporate program",
+            "#: χ2-Test (Fisher's Exact test)",
+            "Abbreviations: BMI, body mass index.",
+            "doi:10.1371/journal.pone.0137824.t003",
+            "a Data are mean (SD)",
+        ] {
+            assert!(reads_as_note(t), "{t}");
+        }
+        for t in [
+            "Age, years",
+            "Depression (GDS) (n = 586)",
+            "Risk of falls (Tinetti Score)",
+            "BMI, kg/m2",
+            "Secondary outcomes",
+        ] {
+            assert!(!reads_as_note(t), "{t}");
+        }
     }
 
     #[test]
