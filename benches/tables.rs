@@ -235,7 +235,41 @@ fn notes_where(t: &TableIn, p: &quarry::ingest::Document, pt: &[TableIn]) -> Str
     // Past a leading note mark.
     let key: String = fold(note).chars().skip(1).take(20).collect();
     let Some(pdf) = pt.iter().find(|q| q.table_id == t.table_id) else {
-        return "no PDF table of that label".into();
+        // Whether a caption with that label is there at all, and how far
+        // from the nearest table block.
+        let caption = p.blocks.iter().position(|b| {
+            quarry::cohort::table_label(&p.text[b.start..b.end]).as_deref()
+                == Some(t.table_id.as_str())
+        });
+        return match caption {
+            None => "no PDF table of that label; no block starts with the label".into(),
+            Some(j) => {
+                let nearest = p
+                    .blocks
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, b)| b.kind == BlockKind::Table)
+                    .map(|(k, _)| k as i64 - j as i64)
+                    .min_by_key(|d| d.abs());
+                let between: Vec<String> = nearest
+                    .map(|d| {
+                        let k = (j as i64 + d) as usize;
+                        (k.min(j) + 1..k.max(j))
+                            .map(|i| {
+                                let b = &p.blocks[i];
+                                format!("{:?} ({} chars)", b.kind, b.end - b.start)
+                            })
+                            .collect()
+                    })
+                    .unwrap_or_default();
+                format!(
+                    "no PDF table of that label; the label starts a {:?} block, nearest table {:?} blocks on, between: {}",
+                    p.blocks[j].kind,
+                    nearest,
+                    between.join(" ")
+                )
+            }
+        };
     };
     let k = p
         .blocks
@@ -246,12 +280,18 @@ fn notes_where(t: &TableIn, p: &quarry::ingest::Document, pt: &[TableIn]) -> Str
         .iter()
         .position(|b| fold(&p.text[b.start..b.end]).contains(&key));
     match (k, found) {
-        (Some(k), Some(j)) => format!(
-            "{:?} {:+} blocks {:+} pages",
-            p.blocks[j].kind,
-            j as i64 - k as i64,
-            p.blocks[j].page.unwrap_or(0) as i64 - p.blocks[k].page.unwrap_or(0) as i64
-        ),
+        (Some(k), Some(j)) => {
+            let between: Vec<String> = (k.min(j) + 1..k.max(j))
+                .map(|i| format!("{:?}", p.blocks[i].kind))
+                .collect();
+            format!(
+                "{:?} {:+} blocks {:+} pages, between: {}",
+                p.blocks[j].kind,
+                j as i64 - k as i64,
+                p.blocks[j].page.unwrap_or(0) as i64 - p.blocks[k].page.unwrap_or(0) as i64,
+                between.join(" ")
+            )
+        }
         (_, None) => {
             let short: String = key.chars().take(10).collect();
             let cells: String = pdf.cells.iter().map(|c| fold(&c.text)).collect();

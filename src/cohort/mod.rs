@@ -135,15 +135,19 @@ pub fn tables_of(doc: &Document) -> Vec<TableIn> {
         }
     }
     // The blocks to look at for a table's caption on one side: the nearest
-    // first, up to four (other blocks may sit between in a PDF), never past
-    // another table.
-    let side = |k: usize, before: bool| -> Vec<usize> {
+    // first, up to `reach` (other blocks may sit between in a PDF), never
+    // past another table; past four, only on the table's page.
+    let side = |k: usize, before: bool, reach: usize| -> Vec<usize> {
         let range: Vec<usize> = if before {
-            (k.saturating_sub(4)..k).rev().collect()
+            (k.saturating_sub(reach)..k).rev().collect()
         } else {
-            (k + 1..doc.blocks.len().min(k + 5)).collect()
+            (k + 1..doc.blocks.len().min(k + reach + 1)).collect()
         };
-        range.into_iter().take_while(|&j| !is_table(j)).collect()
+        let page = doc.blocks[k].page;
+        range
+            .into_iter()
+            .take_while(|&j| !is_table(j) && (reach <= 4 || doc.blocks[j].page == page))
+            .collect()
     };
     let mut used_caption = vec![false; doc.blocks.len()];
     let mut captions: Vec<Option<usize>> = vec![None; tables.len()];
@@ -151,15 +155,22 @@ pub fn tables_of(doc: &Document) -> Vec<TableIn> {
     // side, so that a neighbouring table (or text read as one) cannot take
     // it from the other side; then a table with none looks right after
     // (captions above) or right before (below) it.
+    // Last, a table still without one takes a free caption further off on
+    // the document's side, on its page (a narrow caption over a table
+    // across both columns is read before the column beside it).
     let captions_above = above >= below;
-    for (before, reach) in [(captions_above, 4), (!captions_above, 1)] {
+    for (before, reach) in [
+        (captions_above, 4),
+        (!captions_above, 1),
+        (captions_above, 8),
+    ] {
         for (t, &k) in tables.iter().enumerate() {
             if captions[t].is_some() {
                 continue;
             }
-            if let Some(j) = side(k, before)
+            let range = side(k, before, reach);
+            if let Some(j) = range
                 .into_iter()
-                .take(reach)
                 .find(|&j| !used_caption[j] && is_table_caption(j, k))
             {
                 captions[t] = Some(j);
@@ -199,6 +210,19 @@ pub fn tables_of(doc: &Document) -> Vec<TableIn> {
                 .as_deref()
                 .is_some_and(|x| x.starts_with("pdf")),
         });
+    }
+    // The parts of a table continued across pages that were not joined
+    // carry one label; the notes under the last part are all the parts'.
+    for t in 0..out.len() {
+        if out[t].notes.is_empty() && table_label(&out[t].caption).is_some() {
+            if let Some(notes) = out
+                .iter()
+                .find(|o| o.table_id == out[t].table_id && !o.notes.is_empty())
+                .map(|o| o.notes.clone())
+            {
+                out[t].notes = notes;
+            }
+        }
     }
     out
 }
@@ -266,7 +290,9 @@ pub fn table_label(caption: &str) -> Option<String> {
         .chars()
         .take_while(|c| c.is_ascii_alphanumeric())
         .collect();
-    if id.is_empty() || !id.chars().any(|c| c.is_ascii_digit()) {
+    // A number ("2", "S2", "3a") or a Roman numeral in capitals ("II").
+    let roman = !id.is_empty() && id.len() <= 6 && id.chars().all(|c| "IVXL".contains(c));
+    if id.is_empty() || !id.chars().any(|c| c.is_ascii_digit()) && !roman {
         return None;
     }
     Some(format!("Table {id}"))
@@ -590,6 +616,48 @@ mod tests {
         );
     }
 
+    #[test]
+    fn a_caption_further_off_on_the_tables_page_is_its_caption() {
+        use BlockKind::{Caption, Paragraph, Table};
+        let mut d = doc(&[
+            (Caption, "Table 1. Baseline"),
+            (Paragraph, "The other column's text."),
+            (Paragraph, "More of it."),
+            (Paragraph, "And more."),
+            (Paragraph, "The end of it."),
+            (Table, "first"),
+            (Caption, "Table 2. Outcomes"),
+            (Table, "second"),
+        ]);
+        assert_eq!(
+            ids(&d),
+            [
+                ("first".into(), "Table 1".into()),
+                ("second".into(), "Table 2".into())
+            ]
+        );
+        // On another page it is not.
+        d.blocks[0].page = Some(0);
+        assert_eq!(ids(&d)[0].1, "table 1");
+    }
+
+    #[test]
+    fn parts_of_a_table_not_joined_share_the_notes_under_the_last() {
+        use BlockKind::{Caption, Footnote, Table};
+        let d = doc(&[
+            (Caption, "Table 2. Baseline"),
+            (Table, "first part"),
+            (Caption, "Table 2. (continued)"),
+            (Table, "second part"),
+            (Footnote, "Values are mean (SD)."),
+        ]);
+        let t = tables_of(&d);
+        assert_eq!(t.len(), 2);
+        assert_eq!(t[0].table_id, "Table 2");
+        assert_eq!(t[0].notes, ["Values are mean (SD)."]);
+        assert_eq!(t[1].notes, ["Values are mean (SD)."]);
+    }
+
     /// Rows of text: "|" between cells, the first row the header.
     fn rows(lines: &[&str]) -> Vec<Cell> {
         lines
@@ -643,6 +711,10 @@ mod tests {
         );
         assert_eq!(table_label("Table S2. Extra"), Some("Table S2".into()));
         assert_eq!(table_label("Fig 1 Flow"), None);
+        assert_eq!(table_label("TABLE II. Outcomes"), Some("Table II".into()));
+        assert_eq!(table_label("Table IV"), Some("Table IV".into()));
+        assert_eq!(table_label("Table Information"), None);
+        assert_eq!(table_label("Tablets were given"), None);
     }
 
     #[test]
