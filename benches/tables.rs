@@ -26,7 +26,7 @@ mod common;
 
 use std::path::{Path, PathBuf};
 
-use quarry::cohort::score::{score_into, Gold, Score};
+use quarry::cohort::score::{score_into, Gold, Score, Wrong};
 use quarry::cohort::tokens::descriptors;
 use quarry::cohort::{tables_of, TableIn};
 use quarry::eval::adjacency::{relations, Tally};
@@ -67,6 +67,8 @@ struct Row {
     /// (gold measure, PDF measure, where the XML names its measures) of
     /// items found under another measure.
     wrong_measures: Vec<(String, String, String)>,
+    /// What differs in each item grouped otherwise.
+    wrong_groups: Vec<&'static str>,
     /// Tables whose XML caption or notes name measures and whose PDF
     /// caption and notes do not (counted with `QUARRY_TABLES_NOTES`).
     notes_lost: usize,
@@ -84,6 +86,7 @@ impl Row {
         self.teds_sum += o.teds_sum;
         self.cohort.add(&o.cohort);
         self.wrong_measures.extend(o.wrong_measures.iter().cloned());
+        self.wrong_groups.extend(o.wrong_groups.iter().cloned());
         self.notes_lost += o.notes_lost;
         self.notes_where.extend(o.notes_where.iter().cloned());
     }
@@ -171,8 +174,9 @@ fn score_paper(pmcid: &str, xml: &Path, pdf: &Path, held: bool) -> Row {
         .collect();
     if !gold.is_empty() {
         let misses = std::env::var("QUARRY_TABLES_MISSES").is_ok_and(|s| s == pmcid);
-        let mut wrong = Vec::new();
+        let mut wrong = Wrong::default();
         row.cohort = score_into(&gold, &document_items(&p), misses, "pdf", &mut wrong);
+        row.wrong_groups = wrong.groups.iter().map(|g| g.1).collect();
         // Where each wrongly measured item's table names its measures: in
         // the XML's caption or notes, and whether the PDF side has them.
         let (xt, pt) = (tables_of(&x), tables_of(&p));
@@ -200,7 +204,7 @@ fn score_paper(pmcid: &str, xml: &Path, pdf: &Path, held: bool) -> Row {
                 }
             }
         }
-        for (table, g, p) in wrong {
+        for (table, g, p) in wrong.measures {
             let place = match (named(&xt, &table), named(&pt, &table)) {
                 (Some(true), Some(true)) => "notes in both",
                 (Some(true), _) => "notes lost",
@@ -413,6 +417,11 @@ fn main() {
             .map(|((g, p, place), n)| format!("{g} -> {p} ({place}): {n}"))
             .collect();
         println!("  {name}: {}", text.join(", "));
+        let mut groups: std::collections::BTreeMap<&str, usize> = Default::default();
+        for g in &r.wrong_groups {
+            *groups.entry(g).or_default() += 1;
+        }
+        println!("  {name}, grouped otherwise by: {groups:?}");
         if std::env::var("QUARRY_TABLES_NOTES").is_ok() {
             println!(
                 "  {name}: {} tables lost the notes naming their measures: {:?}",

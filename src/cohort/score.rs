@@ -140,17 +140,48 @@ impl Score {
 /// Scores one paper's predicted items against its gold items; with
 /// `misses`, prints each gold item that is not wholly right.
 pub fn score(gold: &[Gold], pred: &[Item], misses: bool, label: &str) -> Score {
-    score_into(gold, pred, misses, label, &mut Vec::new())
+    score_into(gold, pred, misses, label, &mut Wrong::default())
 }
 
-/// As [`score`], also pushing `(table, gold measure, predicted measure)`
-/// for each gold item found with its value but under another measure.
+/// What went wrong with the items found with their value.
+#[derive(Debug, Default, Clone)]
+pub struct Wrong {
+    /// `(table, gold measure, predicted measure)` of each item under
+    /// another measure.
+    pub measures: Vec<(String, String, String)>,
+    /// `(table, what differs)` of each item grouped otherwise: the arm,
+    /// the row headers' path (how), or the category.
+    pub groups: Vec<(String, &'static str)>,
+}
+
+/// Why a found item is grouped otherwise than the gold item.
+fn group_miss(g: &Gold, p: &Item) -> &'static str {
+    if !p.arm.as_deref().is_some_and(|a| arm_matches(&g.arm, a)) {
+        "arm"
+    } else if !path_matches(&g.characteristic, &p.characteristic) {
+        let depth = |v: &[String]| v.iter().filter(|s| !norm(s).is_empty()).count();
+        let words = |v: &[String]| v.iter().map(|s| norm(s)).collect::<Vec<_>>().join(" ");
+        let (gw, pw) = (words(&g.characteristic), words(&p.characteristic));
+        let same_depth = depth(&g.characteristic) == depth(&p.characteristic);
+        match (same_depth, gw == pw, gw.contains(&pw) || pw.contains(&gw)) {
+            (false, true, _) => "path: same words, other levels",
+            (false, false, true) => "path: a level more or less",
+            (false, false, false) => "path: other depth, other words",
+            (true, _, true) => "path: words more or less",
+            (true, _, false) => "path: other words",
+        }
+    } else {
+        "category"
+    }
+}
+
+/// As [`score`], also keeping what was wrong with each item found.
 pub fn score_into(
     gold: &[Gold],
     pred: &[Item],
     misses: bool,
     label: &str,
-    wrong_measures: &mut Vec<(String, String, String)>,
+    wrong: &mut Wrong,
 ) -> Score {
     let tables: Vec<&str> = {
         let mut t: Vec<&str> = gold.iter().map(|g| g.table.as_str()).collect();
@@ -187,13 +218,16 @@ pub fn score_into(
                 let gr = grouped(g, p);
                 s.measure += m as usize;
                 if !m {
-                    wrong_measures.push((
+                    wrong.measures.push((
                         g.table.clone(),
                         g.measure.clone(),
                         p.measure.as_str().to_string(),
                     ));
                 }
                 s.grouped += gr as usize;
+                if !gr {
+                    wrong.groups.push((g.table.clone(), group_miss(g, p)));
+                }
                 s.overall += (m && gr) as usize;
                 if misses && !(m && gr) {
                     println!(
@@ -250,4 +284,82 @@ pub fn load_gold(
         }
     }
     Ok(gold)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cohort::tokens::Measure;
+
+    fn gold(path: &[&str]) -> Gold {
+        Gold {
+            pmcid: "P".into(),
+            table: "Table 1".into(),
+            arm: "Drug".into(),
+            characteristic: path.iter().map(|s| s.to_string()).collect(),
+            category: None,
+            measure: "mean".into(),
+            value: 1.0,
+        }
+    }
+
+    fn item(arm: &str, path: &[&str], measure: Measure) -> Item {
+        Item {
+            table_id: "Table 1".into(),
+            caption: String::new(),
+            arm: Some(arm.into()),
+            arm_n: None,
+            characteristic: path.iter().map(|s| s.to_string()).collect(),
+            category: None,
+            measure,
+            value: Some(1.0),
+            unit: None,
+            cell_text: "1".into(),
+            note: None,
+        }
+    }
+
+    #[test]
+    fn what_went_wrong_is_kept_by_kind() {
+        let g = [gold(&["Age", "Years"])];
+        let cases = [
+            (item("Placebo", &["Age", "Years"], Measure::Mean), "arm"),
+            (
+                item("Drug", &["Age Years"], Measure::Mean),
+                "path: same words, other levels",
+            ),
+            (
+                item("Drug", &["Years"], Measure::Mean),
+                "path: a level more or less",
+            ),
+            (
+                item("Drug", &["Age", "Years old"], Measure::Mean),
+                "path: words more or less",
+            ),
+            (
+                item("Drug", &["Age", "Months"], Measure::Mean),
+                "path: other words",
+            ),
+        ];
+        for (p, why) in cases {
+            let mut wrong = Wrong::default();
+            let s = score_into(&g, &[p], false, "pdf", &mut wrong);
+            assert_eq!((s.parsed, s.grouped), (1, 0));
+            assert_eq!(wrong.groups, [("Table 1".to_string(), why)]);
+            assert!(wrong.measures.is_empty());
+        }
+        let mut wrong = Wrong::default();
+        let s = score_into(
+            &g,
+            &[item("Drug", &["Age", "Years"], Measure::Sd)],
+            false,
+            "pdf",
+            &mut wrong,
+        );
+        assert_eq!((s.measure, s.grouped, s.overall), (0, 1, 0));
+        assert_eq!(
+            wrong.measures,
+            [("Table 1".into(), "mean".into(), "sd".into())]
+        );
+    }
 }
