@@ -69,6 +69,8 @@ struct Row {
     wrong_measures: Vec<(String, String, String)>,
     /// What differs in each item grouped otherwise.
     wrong_groups: Vec<&'static str>,
+    /// Why each item not found was not.
+    missing: Vec<&'static str>,
     /// Tables whose XML caption or notes name measures and whose PDF
     /// caption and notes do not (counted with `QUARRY_TABLES_NOTES`).
     notes_lost: usize,
@@ -87,6 +89,7 @@ impl Row {
         self.cohort.add(&o.cohort);
         self.wrong_measures.extend(o.wrong_measures.iter().cloned());
         self.wrong_groups.extend(o.wrong_groups.iter().cloned());
+        self.missing.extend(o.missing.iter().cloned());
         self.notes_lost += o.notes_lost;
         self.notes_where.extend(o.notes_where.iter().cloned());
     }
@@ -177,6 +180,7 @@ fn score_paper(pmcid: &str, xml: &Path, pdf: &Path, held: bool) -> Row {
         let mut wrong = Wrong::default();
         row.cohort = score_into(&gold, &document_items(&p), misses, "pdf", &mut wrong);
         row.wrong_groups = wrong.groups.iter().map(|g| g.1).collect();
+        row.missing = wrong.missing.iter().map(|g| g.1).collect();
         // Where each wrongly measured item's table names its measures: in
         // the XML's caption or notes, and whether the PDF side has them.
         let (xt, pt) = (tables_of(&x), tables_of(&p));
@@ -246,7 +250,30 @@ fn notes_where(t: &TableIn, p: &quarry::ingest::Document, pt: &[TableIn]) -> Str
                 == Some(t.table_id.as_str())
         });
         return match caption {
-            None => "no PDF table of that label; no block starts with the label".into(),
+            None => {
+                // Where the label is, if anywhere: a block's kind and the
+                // label's offset in it.
+                let label = t.table_id.to_lowercase();
+                let at = p.blocks.iter().enumerate().find_map(|(j, b)| {
+                    let text = p.text[b.start..b.end].to_lowercase();
+                    text.find(&label).map(|o| (j, b.kind, o, b.end - b.start))
+                });
+                match at {
+                    None => "no PDF table of that label; the label is nowhere in the text".into(),
+                    Some((j, kind, o, len)) => {
+                        let nearest = p
+                            .blocks
+                            .iter()
+                            .enumerate()
+                            .filter(|(_, b)| b.kind == BlockKind::Table)
+                            .map(|(k, _)| k as i64 - j as i64)
+                            .min_by_key(|d| d.abs());
+                        format!(
+                            "no PDF table of that label; the label is {o} chars into a {kind:?} block of {len}, nearest table {nearest:?} blocks on"
+                        )
+                    }
+                }
+            }
             Some(j) => {
                 let nearest = p
                     .blocks
@@ -422,6 +449,11 @@ fn main() {
             *groups.entry(g).or_default() += 1;
         }
         println!("  {name}, grouped otherwise by: {groups:?}");
+        let mut missing: std::collections::BTreeMap<&str, usize> = Default::default();
+        for m in &r.missing {
+            *missing.entry(m).or_default() += 1;
+        }
+        println!("  {name}, not found: {missing:?}");
         if std::env::var("QUARRY_TABLES_NOTES").is_ok() {
             println!(
                 "  {name}: {} tables lost the notes naming their measures: {:?}",

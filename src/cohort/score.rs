@@ -152,6 +152,9 @@ pub struct Wrong {
     /// `(table, what differs)` of each item grouped otherwise: the arm,
     /// the row headers' path (how), or the category.
     pub groups: Vec<(String, &'static str)>,
+    /// `(table, why)` of each gold item not found: "no table of that
+    /// label" or "not in its table".
+    pub missing: Vec<(String, &'static str)>,
 }
 
 /// Why a found item is grouped otherwise than the gold item.
@@ -247,6 +250,12 @@ pub fn score_into(
                 }
             }
             None => {
+                let why = if pred.iter().any(|p| p.table_id == g.table) {
+                    "not in its table"
+                } else {
+                    "no table of that label"
+                };
+                wrong.missing.push((g.table.clone(), why));
                 if misses {
                     println!(
                         "  {label} {} {} | gold {} {:?} {:?} {} {} | not found",
