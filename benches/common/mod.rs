@@ -44,7 +44,13 @@ pub fn dump_cells(cells: &[quarry::ingest::Cell]) {
             print!("\n  r{:<3}", c.row);
             row = c.row;
         }
-        print!(" [{}+{}] {} |", c.col, c.col_span, c.text);
+        // An indent level shows as ">N".
+        let indent = if c.indent > 0 {
+            format!(">{}", c.indent)
+        } else {
+            String::new()
+        };
+        print!(" [{}+{}{indent}] {} |", c.col, c.col_span, c.text);
     }
     println!();
 }

@@ -333,11 +333,15 @@ fn indent_levels(offsets: &[(usize, f32)]) -> Vec<(usize, u32)> {
 }
 
 /// A centred first column has no indentation: its left edges vary with the
-/// text's length while the centres agree.
+/// text's length while the centres agree. All its cells count, those running
+/// on into the next column too (a few short cells alike do not make a stub
+/// of long flush-left labels centred), and a stub is flush when most of its
+/// cells start at one edge, whichever (a heading further left is no margin
+/// the labels must meet).
 pub fn centred_stub(out: &mut [TCell]) {
     let firsts: Vec<(f32, f32)> = out
         .iter()
-        .filter(|c| c.col == 0 && c.col_span == 1)
+        .filter(|c| c.col == 0)
         .map(|c| (c.bbox.0, c.bbox.2))
         .collect();
     if firsts.len() < 4 {
@@ -346,12 +350,17 @@ pub fn centred_stub(out: &mut [TCell]) {
     let mut centres: Vec<f32> = firsts.iter().map(|(a, b)| (a + b) / 2.0).collect();
     centres.sort_by(f32::total_cmp);
     let mc = centres[centres.len() / 2];
-    let lmin = firsts.iter().map(|f| f.0).fold(f32::MAX, f32::min);
     let centred = firsts
         .iter()
         .filter(|f| ((f.0 + f.1) / 2.0 - mc).abs() < 3.0)
         .count();
-    let flush = firsts.iter().filter(|f| (f.0 - lmin).abs() < 1.5).count();
+    // The most cells that start at one left edge (a level of indentation,
+    // or the margin): labels set flush, even when wrapped to one width.
+    let flush = firsts
+        .iter()
+        .map(|a| firsts.iter().filter(|b| (b.0 - a.0).abs() < 1.5).count())
+        .max()
+        .unwrap_or(0);
     if centred * 10 >= firsts.len() * 7 && flush * 10 < firsts.len() * 7 {
         for c in out.iter_mut().filter(|c| c.col == 0) {
             c.indent = 0;
@@ -572,5 +581,35 @@ mod tests {
         let mut cells = g.place(0);
         centred_stub(&mut cells);
         assert!(cells.iter().all(|c| c.indent == 0));
+    }
+
+    #[test]
+    fn short_cells_alike_do_not_make_a_stub_of_long_labels_centred() {
+        // Flush-left labels, some indented and long enough to cross into a
+        // second stub column; the only one-column ones short and alike
+        // ("1", "2" of "1 × 6" with the "×" lost).
+        let cell = |x0: f32, x1: f32, span: u32, indent: u32| TCell {
+            row: 0,
+            col: 0,
+            col_span: span,
+            text: String::new(),
+            indent,
+            bold: false,
+            bbox: (x0, 0.0, x1, 10.0),
+        };
+        let mut cells = vec![
+            cell(50.0, 70.0, 1, 0),
+            cell(60.0, 64.0, 1, 1),
+            cell(60.0, 64.0, 1, 1),
+            cell(60.0, 64.0, 1, 1),
+            cell(60.0, 64.0, 1, 1),
+            cell(60.0, 120.0, 2, 1),
+            cell(60.0, 150.0, 2, 1),
+            cell(60.0, 100.0, 2, 1),
+            cell(50.0, 140.0, 2, 0),
+            cell(60.0, 130.0, 2, 1),
+        ];
+        centred_stub(&mut cells);
+        assert_eq!(cells.iter().filter(|c| c.indent == 1).count(), 8);
     }
 }
