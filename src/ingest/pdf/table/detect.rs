@@ -661,7 +661,24 @@ impl Page<'_> {
                     && self.short(m)
             });
             let caption = lines[r[0]].text().to_ascii_lowercase().starts_with("table");
-            if !near || !inside || caption {
+            // A group label set left of the run's labels ("Number of
+            // patients:" over indented rows), between them and header rows
+            // above it inside the run's columns, joins with those rows.
+            let group_label = !inside
+                && r.len() == 1
+                && self.short(r[0])
+                && lines[r[0]].x0 >= x0 - 3.0 * lines[r[0]].size
+                && lines[r[0]].x1 < (x0 + x1) / 2.0
+                && k >= 2
+                && {
+                    let above = &rows[k - 2];
+                    self.row_y(r) - self.row_y(above) < 2.5 * lines[above[0]].size
+                        && above.len() >= 2
+                        && above.iter().all(|&m| {
+                            lines[m].x0 >= x0 - 2.0 && lines[m].x1 <= x1 + 2.0 && self.short(m)
+                        })
+                };
+            if !near || !(inside || group_label) || caption {
                 break;
             }
             top = lines[r[0]].top();
@@ -795,6 +812,36 @@ mod tests {
         assert_eq!(r.len(), 1);
         // The header row above the first numeric row is inside.
         assert!(r[0].1 < lines[0].top());
+    }
+
+    #[test]
+    fn a_group_label_left_of_indented_rows_joins_them_to_the_header_above() {
+        // Header rows over the value columns, "n (%)", a group label at the
+        // margin, then rows indented under it.
+        let lines = laid_out(&[
+            &[(200.0, "Drug"), (300.0, "Placebo")],
+            &[(200.0, "(N = 35)"), (300.0, "(N = 36)")],
+            &[(200.0, "n (%)"), (300.0, "n (%)")],
+            &[(40.0, "Number of patients:")],
+            &[
+                (55.0, "With any event"),
+                (200.0, "5 (14.3)"),
+                (300.0, "7 (19.4)"),
+            ],
+            &[
+                (55.0, "With a serious event"),
+                (200.0, "1 (2.9)"),
+                (300.0, "2 (5.6)"),
+            ],
+            &[
+                (55.0, "Discontinued"),
+                (200.0, "3 (8.6)"),
+                (300.0, "1 (2.8)"),
+            ],
+        ]);
+        let regions = found(&lines, &[]);
+        assert_eq!(regions.len(), 1, "{regions:?}");
+        assert!(regions[0].1 < 100.0, "the header rows join: {regions:?}");
     }
 
     #[test]
