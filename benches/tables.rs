@@ -242,6 +242,15 @@ fn notes_where(t: &TableIn, p: &quarry::ingest::Document, pt: &[TableIn]) -> Str
     };
     // Past a leading note mark.
     let key: String = fold(note).chars().skip(1).take(20).collect();
+    // How many blocks on from block `j` the nearest table block is.
+    let nearest_table = |j: usize| {
+        p.blocks
+            .iter()
+            .enumerate()
+            .filter(|(_, b)| b.kind == BlockKind::Table)
+            .map(|(k, _)| k as i64 - j as i64)
+            .min_by_key(|d| d.abs())
+    };
     let Some(pdf) = pt.iter().find(|q| q.table_id == t.table_id) else {
         // Whether a caption with that label is there at all, and how far
         // from the nearest table block.
@@ -261,13 +270,7 @@ fn notes_where(t: &TableIn, p: &quarry::ingest::Document, pt: &[TableIn]) -> Str
                 match at {
                     None => "no PDF table of that label; the label is nowhere in the text".into(),
                     Some((j, kind, o, len)) => {
-                        let nearest = p
-                            .blocks
-                            .iter()
-                            .enumerate()
-                            .filter(|(_, b)| b.kind == BlockKind::Table)
-                            .map(|(k, _)| k as i64 - j as i64)
-                            .min_by_key(|d| d.abs());
+                        let nearest = nearest_table(j);
                         format!(
                             "no PDF table of that label; the label is {o} chars into a {kind:?} block of {len}, nearest table {nearest:?} blocks on"
                         )
@@ -275,13 +278,7 @@ fn notes_where(t: &TableIn, p: &quarry::ingest::Document, pt: &[TableIn]) -> Str
                 }
             }
             Some(j) => {
-                let nearest = p
-                    .blocks
-                    .iter()
-                    .enumerate()
-                    .filter(|(_, b)| b.kind == BlockKind::Table)
-                    .map(|(k, _)| k as i64 - j as i64)
-                    .min_by_key(|d| d.abs());
+                let nearest = nearest_table(j);
                 let between: Vec<String> = nearest
                     .map(|d| {
                         let k = (j as i64 + d) as usize;
@@ -352,6 +349,15 @@ fn notes_where(t: &TableIn, p: &quarry::ingest::Document, pt: &[TableIn]) -> Str
         }
         (None, _) => "table block not found".into(),
     }
+}
+
+/// How many times each item occurs.
+fn tally<T: Ord>(items: &[T]) -> std::collections::BTreeMap<&T, usize> {
+    let mut counts = std::collections::BTreeMap::new();
+    for i in items {
+        *counts.entry(i).or_default() += 1;
+    }
+    counts
 }
 
 fn papers(dir: &Path) -> Vec<(String, PathBuf, PathBuf)> {
@@ -432,28 +438,18 @@ fn main() {
     println!();
     println!("items found under another measure (truth -> PDF side: count)");
     for (name, r) in &sets {
-        let mut counts: std::collections::BTreeMap<&(String, String, String), usize> =
-            Default::default();
-        for w in &r.wrong_measures {
-            *counts.entry(w).or_default() += 1;
-        }
-        let mut counts: Vec<_> = counts.into_iter().collect();
+        let mut counts: Vec<_> = tally(&r.wrong_measures).into_iter().collect();
         counts.sort_by_key(|c| std::cmp::Reverse(c.1));
         let text: Vec<String> = counts
             .iter()
             .map(|((g, p, place), n)| format!("{g} -> {p} ({place}): {n}"))
             .collect();
         println!("  {name}: {}", text.join(", "));
-        let mut groups: std::collections::BTreeMap<&str, usize> = Default::default();
-        for g in &r.wrong_groups {
-            *groups.entry(g).or_default() += 1;
-        }
-        println!("  {name}, grouped otherwise by: {groups:?}");
-        let mut missing: std::collections::BTreeMap<&str, usize> = Default::default();
-        for m in &r.missing {
-            *missing.entry(m).or_default() += 1;
-        }
-        println!("  {name}, not found: {missing:?}");
+        println!(
+            "  {name}, grouped otherwise by: {:?}",
+            tally(&r.wrong_groups)
+        );
+        println!("  {name}, not found: {:?}", tally(&r.missing));
         if std::env::var("QUARRY_TABLES_NOTES").is_ok() {
             println!(
                 "  {name}: {} tables lost the notes naming their measures: {:?}",

@@ -168,8 +168,7 @@ pub fn tables_of(doc: &Document) -> Vec<TableIn> {
             if captions[t].is_some() {
                 continue;
             }
-            let range = side(k, before, reach);
-            if let Some(j) = range
+            if let Some(j) = side(k, before, reach)
                 .into_iter()
                 .find(|&j| !used_caption[j] && is_table_caption(j, k))
             {

@@ -247,6 +247,19 @@ struct Bbox {
     size: f32,
 }
 
+impl Bbox {
+    /// A laid-out block's box, its text taken as `size`.
+    fn of(b: &LBlock, size: f32) -> Bbox {
+        Bbox {
+            x0: b.x0,
+            y0: b.y0,
+            x1: b.x1,
+            y1: b.y1,
+            size,
+        }
+    }
+}
+
 /// A caption that is its label only: "Table 2", "TABLE II.", "Fig. 3:".
 fn bare_label(t: &str) -> bool {
     caption_like(t) && t.split_whitespace().count() <= 3 && t.chars().count() <= 25
@@ -472,13 +485,7 @@ pub fn lay_out(
         for b in blocks {
             if let Some(cells) = &b.table {
                 label = None;
-                under = Some(Bbox {
-                    x0: b.x0,
-                    y0: b.y0,
-                    x1: b.x1,
-                    y1: b.y1,
-                    size: body,
-                });
+                under = Some(Bbox::of(&b, body));
                 let cells: Vec<Cell> = cells.iter().map(Cell::from).collect();
                 let mut rb = RawBlock::new(BlockKind::Table, super::table_text(&cells));
                 rb.cells = cells;
@@ -494,13 +501,7 @@ pub fn lay_out(
                 continue;
             }
             let size = b.size();
-            let here = Bbox {
-                x0: b.x0,
-                y0: b.y0,
-                x1: b.x1,
-                y1: b.y1,
-                size,
-            };
+            let here = Bbox::of(&b, size);
             if let Some((i, l)) = label.take() {
                 if titles_label(&l, &here, b.lines.len(), t) {
                     out[i].text = format!("{} {t}", out[i].text);
@@ -519,9 +520,9 @@ pub fn lay_out(
             // A caption set right under the table passes the notes under
             // it on to the table.
             let above = under.take().filter(|u| right_under(u, &here));
+            // (A caption is told first, below: it is never a note.)
             let note_under = above.is_some()
                 && b.lines.len() <= 12
-                && !caption_like(t)
                 && (table::reads_as_note(t) || size < body * 0.95);
             if above.is_some() && (note_under || caption_like(t)) {
                 under = Some(here);
