@@ -17,7 +17,8 @@
 //! `QUARRY_TABLES_SHOW=PMCID` prints that paper's PDF tables, cell by cell
 //! (a looked-at paper: the held-out ones are for scoring only), and
 //! `QUARRY_TABLES_MISSES=PMCID` its XML items the PDF side lost or got
-//! wrong, beside what it got.
+//! wrong, beside what it got. `QUARRY_TABLES_EACH=1` prints each looked-at
+//! table pair's adjacency and TEDS.
 //!
 //! Run: `cargo bench --bench tables` (release), or `--profile dev`: it
 //! times nothing, so the profile does not change its figures.
@@ -147,8 +148,19 @@ fn score_paper(pmcid: &str, xml: &Path, pdf: &Path, held: bool) -> Row {
         pused[j] = true;
         row.paired += 1;
         row.teds_sum += s;
-        row.adjacency
-            .add(Tally::of(&relations(&xt[i]), &relations(&pt[j])));
+        let t = Tally::of(&relations(&xt[i]), &relations(&pt[j]));
+        if !held && std::env::var("QUARRY_TABLES_EACH").is_ok() {
+            println!(
+                "{pmcid} xml table {} / pdf table {}: adj P {:.3} R {:.3} F1 {:.3}, TEDS {:.3}",
+                i + 1,
+                j + 1,
+                t.precision(),
+                t.recall(),
+                t.f1(),
+                s
+            );
+        }
+        row.adjacency.add(t);
     }
     for (i, used) in xused.iter().enumerate() {
         if !used {

@@ -702,14 +702,22 @@ impl<'a> Interp<'a> {
             } else {
                 4
             };
-            let upright = dir == 0 && d < 0.0;
+            let mut upright = dir == 0 && d < 0.0;
+            let (mut dir, mut text, mut ey) = (dir, code.text.as_str(), ey);
+            // A plus turned a quarter of a right angle among upright text is
+            // a multiplication sign ("1 × 6" set as "1", a "+" at 45°, "6"):
+            // read as one, upright, on the line.
+            if dir == 4 && a > 0.0 && (a.abs() - b.abs()).abs() < 0.05 * a.abs() && code.text == "+"
+            {
+                (dir, text, ey, upright) = (0, "\u{d7}", oy, true);
+            }
             if code.unmapped {
                 self.out.unmapped += 1;
             }
-            let space = code.text.chars().all(char::is_whitespace) && !code.text.is_empty();
-            if gs.render != 3 || !code.text.is_empty() {
+            let space = text.chars().all(char::is_whitespace) && !text.is_empty();
+            if gs.render != 3 || !text.is_empty() {
                 self.out.glyphs.push(Glyph {
-                    text: code.text.clone(),
+                    text: text.to_string(),
                     x0: ox,
                     x1: ex,
                     y: oy,
@@ -752,6 +760,60 @@ mod tests {
             }),
         );
         run_page(&doc, page, &FontCache::default()).rules
+    }
+
+    /// The glyphs a page whose content stream is `content` shows, with
+    /// Helvetica as /F1.
+    fn glyphs_of(content: &str) -> Vec<Glyph> {
+        let mut doc = Document::with_version("1.5");
+        let pages = doc.new_object_id();
+        let contents = doc.add_object(Stream::new(dictionary! {}, content.as_bytes().to_vec()));
+        let font = doc.add_object(dictionary! {
+            "Type" => "Font",
+            "Subtype" => "Type1",
+            "BaseFont" => "Helvetica",
+            "Encoding" => "WinAnsiEncoding",
+        });
+        let page = doc.add_object(dictionary! {
+            "Type" => "Page",
+            "Parent" => pages,
+            "Contents" => contents,
+            "MediaBox" => vec![0.into(), 0.into(), 600.into(), 800.into()],
+            "Resources" => dictionary! { "Font" => dictionary! { "F1" => font } },
+        });
+        doc.objects.insert(
+            pages,
+            Object::Dictionary(dictionary! {
+                "Type" => "Pages",
+                "Kids" => vec![page.into()],
+                "Count" => 1,
+            }),
+        );
+        run_page(&doc, page, &FontCache::default()).glyphs
+    }
+
+    #[test]
+    fn a_plus_turned_45_degrees_is_a_multiplication_sign() {
+        // "1 × 6" set as "1", a "+" turned 45°, "6" (a typesetter's ×).
+        let g = glyphs_of(
+            "BT /F1 10 Tf 100 700 Td (1) Tj ET \
+             BT 7.07 7.07 -7.07 7.07 107 699 Tm /F1 1 Tf (+) Tj ET \
+             BT /F1 10 Tf 114 700 Td (6) Tj ET",
+        );
+        let texts: Vec<(&str, bool)> = g.iter().map(|g| (g.text.as_str(), g.upright)).collect();
+        assert_eq!(texts, [("1", true), ("\u{d7}", true), ("6", true)]);
+        assert!(g[1].x0 > g[0].x1 && g[1].x1 < g[2].x0, "{g:?}");
+        // Other turned text stays turned, and so does a plus turned a
+        // right angle.
+        let g = glyphs_of(
+            "BT 7.07 7.07 -7.07 7.07 107 699 Tm /F1 1 Tf (x) Tj ET \
+             BT 0 10 -10 0 107 699 Tm /F1 1 Tf (+) Tj ET \
+             BT /F1 10 Tf 114 700 Td (66) Tj ET",
+        );
+        assert!(
+            g.iter().filter(|g| g.upright).all(|g| g.text == "6"),
+            "{g:?}"
+        );
     }
 
     #[test]

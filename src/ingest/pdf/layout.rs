@@ -312,7 +312,7 @@ fn justified_cuts(row: &[Word], cuts: Vec<usize>, near: &[Vec<Word>]) -> Vec<usi
 
 /// Whether a word starts like a value: a digit, or a sign, bracket or
 /// comparison before one ("-0.4", "(12)", "<0.001", "±2").
-fn starts_value(t: &str) -> bool {
+pub fn starts_value(t: &str) -> bool {
     let t = t.trim_start_matches([
         '-', '\u{2212}', '+', '(', '[', '<', '>', '\u{2264}', '\u{2265}', '\u{b1}',
     ]);

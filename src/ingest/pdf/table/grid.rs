@@ -2,7 +2,7 @@
 //! columns (from the gaps in the horizontal projection of its fullest
 //! rows), and each line placed in the column(s) it covers.
 
-use super::super::layout::{Line, Word};
+use super::super::layout::{starts_value, Line, Word};
 use super::{header, same_row, TCell};
 
 /// Rows of lines and column intervals of one table region.
@@ -211,38 +211,107 @@ impl<'a> Grid<'a> {
 
 /// Lines cut where a word starts a column: a label set so close to its
 /// first value that the two are one line ("≥1 from baseline to day 21 34
-/// responders" in a narrow column) is cut before the word whose left edge
-/// is where two or more lines of other rows start, when the space before
-/// it is wider than twice the line's own word spacing (a word after an
-/// ordinary space that happens to line up stays).
+/// responders" in a narrow column), or two values of a tight table half an
+/// em apart ("−1.1)  <0.0001"), is cut before a word when the space before
+/// it is wider than twice the line's own word spacing and than 0.4 em, and
+/// the piece it starts (up to the next such space) lines up with whole
+/// lines of two or more other rows: the same left edge (a left-aligned
+/// column), centre (a centred one) or, for a piece starting like a value,
+/// right edge (numbers set flush right: labels ending alike, "(12
+/// tablets)" and "(18 tablets)", are no column),
+/// or with one whole line of the very same extent ("<0.0001" over
+/// "<0.0001" where only two rows hold values). Pieces of other lines do not count (like cells of other rows line up
+/// with each other, "25.0 (−2.9 to 52.9)" with "10.9 (−5.9 to 27.7)"), so
+/// the cutting is repeated while it cuts: a header line cut once lines up
+/// with the values under it. A word after an ordinary space that happens
+/// to line up stays, and so does one inside a phrase ([`bridged`]).
 pub fn cut_at_column_starts(lines: &[Line]) -> Vec<Line> {
-    let starts: Vec<(f32, f32)> = lines.iter().map(|l| (l.x0, l.y)).collect();
+    let mut lines = lines.to_vec();
+    for _ in 0..4 {
+        let (cut, changed) = cut_once(&lines);
+        lines = cut;
+        if !changed {
+            break;
+        }
+    }
+    lines
+}
+
+/// One pass of [`cut_at_column_starts`]; whether it cut anything.
+fn cut_once(lines: &[Line]) -> (Vec<Line>, bool) {
+    // A line's word spacing: its lower quartile gap (in a line of a few
+    // words the median can be a column gap).
+    let spacing = |l: &Line| {
+        let mut gaps: Vec<f32> = l.words.windows(2).map(|w| w[1].x0 - w[0].x1).collect();
+        gaps.sort_by(f32::total_cmp);
+        let q = gaps.len().saturating_sub(1) / 4;
+        gaps.get(q).copied().unwrap_or(0.0).max(0.1 * l.size)
+    };
+    let wide = |l: &Line, sp: f32, i: usize| {
+        let gap = l.words[i + 1].x0 - l.words[i].x1;
+        gap > 2.0 * sp && gap > 0.4 * l.size
+    };
+    // Whole lines of other rows lined up with (a, b), and whether one of
+    // them has its very extent.
+    let lined_up = |a: f32, b: f32, y: f32, size: f32, value: bool| {
+        let others = || lines.iter().filter(move |p| (p.y - y).abs() > 0.5 * size);
+        let edge = others()
+            .filter(|p| {
+                (p.x0 - a).abs() < 1.0
+                    || value && (p.x1 - b).abs() < 1.0
+                    || ((p.x0 + p.x1) - (a + b)).abs() < 2.0
+            })
+            .count();
+        edge >= 2 || others().any(|p| (p.x0 - a).abs() < 1.0 && (p.x1 - b).abs() < 1.0)
+    };
     let mut out = Vec::with_capacity(lines.len());
+    let mut changed = false;
     for l in lines {
         if l.words.len() < 2 {
             out.push(l.clone());
             continue;
         }
-        let mut gaps: Vec<f32> = l.words.windows(2).map(|w| w[1].x0 - w[0].x1).collect();
-        gaps.sort_by(f32::total_cmp);
-        let spacing = gaps[gaps.len() / 2].max(0.1 * l.size);
+        let sp = spacing(l);
         let mut cur: Vec<Word> = vec![l.words[0].clone()];
-        for w in l.words.windows(2) {
-            let gap = w[1].x0 - w[0].x1;
-            let starts_here = || {
-                starts
-                    .iter()
-                    .filter(|(x, y)| (x - w[1].x0).abs() < 1.0 && (y - l.y).abs() > 0.5 * l.size)
-                    .count()
-            };
-            if gap > 2.0 * spacing && gap > 0.25 * l.size && starts_here() >= 2 {
-                out.push(Line::new(std::mem::take(&mut cur)));
+        for i in 0..l.words.len() - 1 {
+            if wide(l, sp, i) {
+                // The piece this word starts.
+                let end = (i + 1..l.words.len() - 1)
+                    .find(|&j| wide(l, sp, j))
+                    .unwrap_or(l.words.len() - 1);
+                let (a, b) = (l.words[i + 1].x0, l.words[end].x1);
+                let text = |ws: &[Word]| {
+                    ws.iter()
+                        .map(|w| w.text.as_str())
+                        .collect::<Vec<_>>()
+                        .join(" ")
+                };
+                let value = starts_value(&l.words[i + 1].text);
+                if lined_up(a, b, l.y, l.size, value)
+                    && !bridged(&text(&cur), &text(&l.words[i + 1..=end]))
+                {
+                    out.push(Line::new(std::mem::take(&mut cur)));
+                    changed = true;
+                }
             }
-            cur.push(w[1].clone());
+            cur.push(l.words[i + 1].clone());
         }
         out.push(Line::new(cur));
     }
-    out
+    (out, changed)
+}
+
+/// Whether a phrase goes on over a gap: the text before it ends open
+/// ("Weeks 10–14 to"), or leaves a bracket open that the piece after it
+/// closes ("Low (" / "≥24 pts.)"; "Difference [95%" / "Difference [95%"
+/// are two headings).
+fn bridged(before: &str, after: &str) -> bool {
+    let open =
+        |t: &str, o: char, c: char| t.matches(o).count() as i64 - t.matches(c).count() as i64;
+    super::merge::ends_open(before)
+        || [('(', ')'), ('[', ']')]
+            .iter()
+            .any(|&(o, c)| open(before, o, c) > 0 && open(after, o, c) < 0)
 }
 
 /// A column interval cut where rows show a gap that a few long lines
@@ -251,7 +320,9 @@ pub fn cut_at_column_starts(lines: &[Line]) -> Vec<Line> {
 /// columns in the union of the rows' pieces, while most rows hold two pieces
 /// apart inside it. Cut at the place inside the interval where the rows
 /// with a gap there outnumber the rows with a line across it at least two
-/// to one (and are three or more); each side is cut again the same way.
+/// to one (and are three or more); each side is cut again the same way. A
+/// line centred over the gap is a heading spanning both columns, not a
+/// line across the gap.
 fn unbridged(c: (f32, f32), rows: &[Vec<&Line>]) -> Vec<(f32, f32)> {
     // Each row's pieces inside the interval.
     let inside: Vec<Vec<(f32, f32)>> = rows
@@ -273,11 +344,23 @@ fn unbridged(c: (f32, f32), rows: &[Vec<&Line>]) -> Vec<(f32, f32)> {
     for &(a, b) in &gaps {
         let x = (a + b) / 2.0;
         let open = gaps.iter().filter(|g| g.0 < x && g.1 > x).count();
-        let across = inside
-            .iter()
-            .filter(|ps| ps.iter().any(|p| p.0 < x && p.1 > x))
-            .count();
-        if open >= 3 && open >= 2 * across && across > 0 {
+        // Rows with a line across the gap; a line centred over it is a
+        // heading or value spanning the two columns, not bridging them.
+        let crossing = |centred: bool| {
+            inside
+                .iter()
+                .filter(|ps| {
+                    ps.iter().any(|p| {
+                        p.0 < x
+                            && p.1 > x
+                            && (centred
+                                || ((p.0 + p.1) / 2.0 - x).abs() > (0.1 * (p.1 - p.0)).max(3.0))
+                    })
+                })
+                .count()
+        };
+        let across = crossing(false);
+        if open >= 3 && open >= 2 * across && crossing(true) > 0 {
             let score = open as i64 - across as i64;
             if best.is_none_or(|(s, _)| score > s) {
                 best = Some((score, x));
@@ -405,6 +488,65 @@ mod tests {
         assert_eq!(cut.len(), lines.len() + 1);
     }
 
+    /// One line of pieces, each (x0, text), the words of a piece 2.5 pt
+    /// apart (as [`line`] sets them).
+    fn pieces(y: f32, ps: &[(f32, &str)]) -> Line {
+        Line::new(ps.iter().flat_map(|(x, t)| line(*x, y, t).words).collect())
+    }
+
+    #[test]
+    fn values_of_a_tight_centred_table_are_cut_apart() {
+        // Columns centred at 200, 260, 320 and 380. The heading row and the
+        // second row of values each came out of the page as one line (the
+        // gaps between their cells are 15 to 22 pt, the values' word space
+        // 2.5); the first row of values as four lines. The P value heading
+        // lines up with whole lines only once the row under it is cut.
+        let lines = vec![
+            line(190.0, 86.0, "Mean"),
+            line(310.0, 86.0, "Mean"),
+            pieces(
+                100.0,
+                &[
+                    (181.25, "Change A"),
+                    (243.75, "P value"),
+                    (301.25, "Change C"),
+                    (363.75, "P value"),
+                ],
+            ),
+            line(178.75, 114.0, "4.2 (3.3)"),
+            line(245.0, 114.0, "<0.001"),
+            line(298.75, 114.0, "4.7 (3.9)"),
+            line(365.0, 114.0, "<0.001"),
+            pieces(
+                128.0,
+                &[
+                    (173.75, "-1.4 (-1.6)"),
+                    (245.0, "<0.001"),
+                    (293.75, "-1.2 (-1.4)"),
+                    (365.0, "<0.001"),
+                ],
+            ),
+        ];
+        let texts: Vec<(i32, String)> = cut_at_column_starts(&lines)
+            .iter()
+            .map(|l| (l.y as i32, l.text()))
+            .collect();
+        for want in [
+            (100, "Change A"),
+            (100, "P value"),
+            (100, "Change C"),
+            (128, "-1.4 (-1.6)"),
+            (128, "<0.001"),
+            (128, "-1.2 (-1.4)"),
+        ] {
+            assert!(
+                texts.contains(&(want.0, want.1.to_string())),
+                "{want:?} in {texts:?}"
+            );
+        }
+        assert_eq!(texts.len(), 14, "{texts:?}");
+    }
+
     #[test]
     fn columns_come_from_the_fullest_rows() {
         let lines = simple();
@@ -449,6 +591,23 @@ mod tests {
             &[(50.0, "Weight"), (200.0, "7"), (300.0, "8")],
         ]);
         assert_eq!(Grid::new(&lines).cols.len(), 4);
+    }
+
+    #[test]
+    fn lines_centred_over_two_columns_do_not_merge_them() {
+        // Pairs of columns (No / Yes) under a heading spanning both, and a
+        // row whose one value spans both: centred over the gap between
+        // them, they span the columns, they do not bridge them.
+        let lines = laid_out(&[
+            &[(213.75, "Group A")],
+            &[(50.0, "Label one"), (200.0, "45.5"), (240.0, "14.7")],
+            &[(50.0, "Label two"), (200.0, "11.0"), (240.0, "38.8")],
+            &[(50.0, "Label three"), (193.75, "0.9450 (0.0178)")],
+            &[(50.0, "Label four"), (193.75, "0.8389 (0.0356)")],
+            &[(200.0, "33.1"), (240.0, "33.9")],
+        ]);
+        let g = Grid::new(&lines);
+        assert_eq!(g.cols.len(), 3, "{:?}", g.cols);
     }
 
     #[test]

@@ -272,12 +272,17 @@ fn join_below(above: &mut [TCell], next: Vec<TCell>) {
 pub(super) fn left_open(text: &str) -> bool {
     let t = text.trim_end();
     let open = |o: char, c: char| t.matches(o).count() > t.matches(c).count();
+    open('(', ')') || open('[', ']') || ends_open(t)
+}
+
+/// Whether a text ends where its phrase must go on: a comma, dash, slash,
+/// opening bracket, plus, or a joining word in lower case ("of", "vs").
+pub(super) fn ends_open(text: &str) -> bool {
     const JOINING: [&str; 14] = [
         "of", "and", "or", "with", "the", "in", "to", "for", "per", "at", "by", "from", "vs", "vs.",
     ];
-    open('(', ')')
-        || open('[', ']')
-        || t.ends_with([',', '-', '\u{2013}', '/', '(', '&', '+', '\u{b1}'])
+    let t = text.trim_end();
+    t.ends_with([',', '-', '\u{2013}', '/', '(', '[', '&', '+', '\u{b1}'])
         || t.rsplit(' ')
             .next()
             .is_some_and(|w| t.contains(' ') && JOINING.contains(&w))
@@ -457,6 +462,48 @@ pub fn continuations(out: Vec<TCell>, first_body: usize) -> Vec<TCell> {
         prev_row = Some(r - shift);
     }
     merged
+}
+
+/// Lines of prose cells wrapped onto rows with nothing in the first
+/// column, joined back: in a table of descriptions ("Module | Title | Key
+/// skills | Activities"), set without space between rows, a body row with
+/// no first-column cell, each of whose cells sits under a prose cell of the
+/// same columns in the row above (two words or more, more letters than
+/// digits) less than a line below that cell's last line, is those cells'
+/// next lines, whatever its first letter ("Typed activities: ..."). A row
+/// under values (a stacked value, a heading inside the body) is left to
+/// the other stages. Rows are renumbered after the rows removed.
+pub fn prose_lines(out: Vec<TCell>, first_body: usize) -> Vec<TCell> {
+    let prose = |t: &str| {
+        let letters = t.chars().filter(|c| c.is_alphabetic()).count();
+        let digits = t.chars().filter(|c| c.is_ascii_digit()).count();
+        t.split_whitespace().count() >= 2 && letters > digits
+    };
+    let mut kept: Vec<Vec<TCell>> = Vec::new();
+    for (r, row) in by_row(out).into_iter().enumerate() {
+        if row.is_empty() {
+            continue;
+        }
+        let joins = r >= first_body
+            && kept.last().is_some_and(|above| {
+                above[0].row as usize >= first_body
+                    && above.iter().any(|a| a.col == 0)
+                    && row.iter().all(|c| {
+                        c.col > 0
+                            && same_columns(above, c).is_some_and(|a| {
+                                prose(&a.text)
+                                    && c.bbox.1 > a.bbox.1
+                                    && c.bbox.1 - a.bbox.3 < 0.8 * (c.bbox.3 - c.bbox.1)
+                            })
+                    })
+            });
+        if joins {
+            join_below(kept.last_mut().expect("a row to join"), row);
+        } else {
+            kept.push(row);
+        }
+    }
+    renumber(kept)
 }
 
 #[cfg(test)]
@@ -806,6 +853,74 @@ mod tests {
         assert!(texts.contains(&(1, 1, "0.24 (0.12, 0.36)")));
         assert!(texts.contains(&(1, 2, "0.31 (0.20, 0.42)")));
         assert!(texts.contains(&(2, 0, "Age")));
+    }
+
+    #[test]
+    fn prose_wrapped_under_a_numbered_row_joins_its_cells() {
+        // A table of descriptions, every line 11 pt from the next: a row
+        // starts where the first column has its number.
+        let lines = at(&[
+            (
+                100.0,
+                &[(50.0, "Module"), (100.0, "Title"), (250.0, "Activities")],
+            ),
+            (
+                111.0,
+                &[
+                    (50.0, "1"),
+                    (100.0, "Ditch the diets"),
+                    (250.0, "Practice asking self before each meal."),
+                ],
+            ),
+            (122.0, &[(250.0, "Typed activities: reflect on dieting.")]),
+            (
+                133.0,
+                &[
+                    (50.0, "2"),
+                    (100.0, "Tuning into hunger"),
+                    (250.0, "Guided audio activity."),
+                ],
+            ),
+            (
+                144.0,
+                &[(100.0, "and fullness"), (250.0, "Rating hunger 0 to 10.")],
+            ),
+            (155.0, &[(250.0, "Typed activities: reflect.")]),
+        ]);
+        let cells = super::super::cells(&lines);
+        let texts: Vec<(u32, u32, &str)> = cells
+            .iter()
+            .map(|c| (c.row, c.col, c.text.as_str()))
+            .collect();
+        assert!(
+            texts.contains(&(
+                1,
+                2,
+                "Practice asking self before each meal. Typed activities: reflect on dieting."
+            )),
+            "{texts:?}"
+        );
+        assert!(
+            texts.contains(&(2, 1, "Tuning into hunger and fullness")),
+            "{texts:?}"
+        );
+        assert!(
+            texts.contains(&(
+                2,
+                2,
+                "Guided audio activity. Rating hunger 0 to 10. Typed activities: reflect."
+            )),
+            "{texts:?}"
+        );
+        assert_eq!(cells.iter().map(|c| c.row).max(), Some(2));
+        // Values under values stay rows.
+        let lines = at(&[
+            (100.0, &[(200.0, "Drug"), (300.0, "Placebo")]),
+            (111.0, &[(50.0, "Visits"), (200.0, "12"), (300.0, "14")]),
+            (122.0, &[(200.0, "Week 4"), (300.0, "Week 8")]),
+        ]);
+        let cells = super::super::cells(&lines);
+        assert_eq!(cells.iter().map(|c| c.row).max(), Some(2));
     }
 
     #[test]

@@ -218,7 +218,8 @@ pub fn cells(lines: &[Line]) -> Vec<TCell> {
     header::aligned_apart(&mut placed, first_body);
     let (centred, first_body) = merge::centred(placed, first_body);
     let (wrapped, first_body) = merge::wrapped(centred, first_body);
-    let mut out = merge::continuations(wrapped, first_body);
+    let out = merge::continuations(wrapped, first_body);
+    let mut out = merge::prose_lines(out, first_body);
     let first_body = header::stub_heading_between(&mut out, first_body);
     header::group_spans(&mut out, first_body);
     header::title_spans(&mut out);
