@@ -740,31 +740,9 @@ mod tests {
     use super::*;
     use lopdf::{dictionary, Object, Stream};
 
-    /// The rules a page whose content stream is `content` draws.
-    fn rules_of(content: &str) -> Vec<Rule> {
-        let mut doc = Document::with_version("1.5");
-        let pages = doc.new_object_id();
-        let contents = doc.add_object(Stream::new(dictionary! {}, content.as_bytes().to_vec()));
-        let page = doc.add_object(dictionary! {
-            "Type" => "Page",
-            "Parent" => pages,
-            "Contents" => contents,
-            "MediaBox" => vec![0.into(), 0.into(), 600.into(), 800.into()],
-        });
-        doc.objects.insert(
-            pages,
-            Object::Dictionary(dictionary! {
-                "Type" => "Pages",
-                "Kids" => vec![page.into()],
-                "Count" => 1,
-            }),
-        );
-        run_page(&doc, page, &FontCache::default()).rules
-    }
-
-    /// The glyphs a page whose content stream is `content` shows, with
+    /// What a page whose content stream is `content` draws and shows, with
     /// Helvetica as /F1.
-    fn glyphs_of(content: &str) -> Vec<Glyph> {
+    fn page_of(content: &str) -> PageContent {
         let mut doc = Document::with_version("1.5");
         let pages = doc.new_object_id();
         let contents = doc.add_object(Stream::new(dictionary! {}, content.as_bytes().to_vec()));
@@ -789,7 +767,17 @@ mod tests {
                 "Count" => 1,
             }),
         );
-        run_page(&doc, page, &FontCache::default()).glyphs
+        run_page(&doc, page, &FontCache::default())
+    }
+
+    /// The rules a page whose content stream is `content` draws.
+    fn rules_of(content: &str) -> Vec<Rule> {
+        page_of(content).rules
+    }
+
+    /// The glyphs a page whose content stream is `content` shows.
+    fn glyphs_of(content: &str) -> Vec<Glyph> {
+        page_of(content).glyphs
     }
 
     #[test]

@@ -218,12 +218,12 @@ impl<'a> Grid<'a> {
 /// lines of two or more other rows: the same left edge (a left-aligned
 /// column), centre (a centred one) or, for a piece starting like a value,
 /// right edge (numbers set flush right: labels ending alike, "(12
-/// tablets)" and "(18 tablets)", are no column),
-/// or with one whole line of the very same extent ("<0.0001" over
-/// "<0.0001" where only two rows hold values). Pieces of other lines do not count (like cells of other rows line up
-/// with each other, "25.0 (−2.9 to 52.9)" with "10.9 (−5.9 to 27.7)"), so
-/// the cutting is repeated while it cuts: a header line cut once lines up
-/// with the values under it. A word after an ordinary space that happens
+/// tablets)" and "(18 tablets)", are no column), or with one whole line of
+/// the very same extent ("<0.0001" over "<0.0001" where only two rows hold
+/// values). Pieces of other lines do not count (like cells of other rows
+/// line up with each other, "25.0 (−2.9 to 52.9)" with "10.9 (−5.9 to
+/// 27.7)"), so the cutting is repeated while it cuts: a header line cut
+/// once lines up with the values under it. A word after an ordinary space that happens
 /// to line up stays, and so does one inside a phrase ([`bridged`]).
 pub fn cut_at_column_starts(lines: &[Line]) -> Vec<Line> {
     let mut lines = lines.to_vec();
@@ -247,9 +247,16 @@ fn cut_once(lines: &[Line]) -> (Vec<Line>, bool) {
         let q = gaps.len().saturating_sub(1) / 4;
         gaps.get(q).copied().unwrap_or(0.0).max(0.1 * l.size)
     };
-    let wide = |l: &Line, sp: f32, i: usize| {
-        let gap = l.words[i + 1].x0 - l.words[i].x1;
-        gap > 2.0 * sp && gap > 0.4 * l.size
+    // The gaps of a line wider than twice its word spacing and 0.4 em.
+    let wide = |l: &Line| -> Vec<bool> {
+        let sp = spacing(l);
+        l.words
+            .windows(2)
+            .map(|w| {
+                let gap = w[1].x0 - w[0].x1;
+                gap > 2.0 * sp && gap > 0.4 * l.size
+            })
+            .collect()
     };
     // Whole lines of other rows lined up with (a, b), and whether one of
     // them has its very extent.
@@ -264,6 +271,12 @@ fn cut_once(lines: &[Line]) -> (Vec<Line>, bool) {
             .count();
         edge >= 2 || others().any(|p| (p.x0 - a).abs() < 1.0 && (p.x1 - b).abs() < 1.0)
     };
+    let text = |ws: &[Word]| {
+        ws.iter()
+            .map(|w| w.text.as_str())
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
     let mut out = Vec::with_capacity(lines.len());
     let mut changed = false;
     for l in lines {
@@ -271,21 +284,13 @@ fn cut_once(lines: &[Line]) -> (Vec<Line>, bool) {
             out.push(l.clone());
             continue;
         }
-        let sp = spacing(l);
+        let wide = wide(l);
         let mut cur: Vec<Word> = vec![l.words[0].clone()];
-        for i in 0..l.words.len() - 1 {
-            if wide(l, sp, i) {
-                // The piece this word starts.
-                let end = (i + 1..l.words.len() - 1)
-                    .find(|&j| wide(l, sp, j))
-                    .unwrap_or(l.words.len() - 1);
+        for (i, &w) in wide.iter().enumerate() {
+            if w {
+                // The piece the next word starts, up to the next wide gap.
+                let end = (i + 1..wide.len()).find(|&j| wide[j]).unwrap_or(wide.len());
                 let (a, b) = (l.words[i + 1].x0, l.words[end].x1);
-                let text = |ws: &[Word]| {
-                    ws.iter()
-                        .map(|w| w.text.as_str())
-                        .collect::<Vec<_>>()
-                        .join(" ")
-                };
                 let value = starts_value(&l.words[i + 1].text);
                 if lined_up(a, b, l.y, l.size, value)
                     && !bridged(&text(&cur), &text(&l.words[i + 1..=end]))
