@@ -23,13 +23,31 @@ pub fn first_body(rows: &[Vec<&Line>]) -> usize {
                 a.x0 < l.x1 && l.x0 < a.x1 && (t.ends_with('=') || opens)
             })
     };
-    let Some(r) = (0..rows.len()).find(|&r| {
-        rows[r].len() >= 2
-            && rows[r].iter().skip(1).any(|l| {
+    let values = |r: usize| {
+        rows[r]
+            .iter()
+            .skip(1)
+            .filter(|l| {
                 let t = l.text();
                 is_numeric_cell(&t) && !is_size(&t) && !ends_heading(r, l)
             })
-    }) else {
+            .count()
+    };
+    // A heading row with a number in a heading or two ("ICC | 95% CI | f"):
+    // its numbers carry words, its other headings outnumber them, and the
+    // row under it has values in more columns.
+    let headings = |r: usize| {
+        let n = values(r);
+        let worded = rows[r].iter().skip(1).all(|l| {
+            let t = l.text();
+            !is_numeric_cell(&t)
+                || t.split_whitespace()
+                    .any(|w| w.chars().filter(|c| c.is_alphabetic()).count() >= 2)
+        });
+        worded && 2 * n < rows[r].len() - 1 && r + 1 < rows.len() && values(r + 1) > n
+    };
+    let Some(r) = (0..rows.len()).find(|&r| rows[r].len() >= 2 && values(r) > 0 && !headings(r))
+    else {
         return 0;
     };
     // A line alone in the label column just above is the body's too: the
@@ -327,6 +345,36 @@ mod tests {
             &[(200.0, "(n = 24)"), (300.0, "(n = 25)")],
             &[(50.0, "Age"), (200.0, "34.1"), (300.0, "35.2")],
             &[(50.0, "Women"), (200.0, "12"), (300.0, "14")],
+        ]);
+        let g = Grid::new(&lines);
+        assert_eq!(first_body(&g.rows), 2);
+    }
+
+    #[test]
+    fn a_heading_with_a_number_in_it_is_not_the_first_body_row() {
+        let lines = laid_out(&[
+            &[(300.0, "All participants")],
+            &[
+                (50.0, "Summary variable"),
+                (200.0, "ICC"),
+                (300.0, "95% CI"),
+                (400.0, "f"),
+                (500.0, "M (SD)"),
+            ],
+            &[
+                (50.0, "CT"),
+                (200.0, "0.93"),
+                (300.0, "0.90 0.95"),
+                (400.0, "19021"),
+                (500.0, "31.23 (20.86)"),
+            ],
+            &[
+                (50.0, "ST"),
+                (200.0, "0.90"),
+                (300.0, "0.86 0.93"),
+                (400.0, "7748"),
+                (500.0, "12.72 (12.29)"),
+            ],
         ]);
         let g = Grid::new(&lines);
         assert_eq!(first_body(&g.rows), 2);
