@@ -83,7 +83,7 @@ pub fn wrapped(out: Vec<TCell>, first_body: usize) -> (Vec<TCell>, usize) {
             t - lt > 0.0
                 && t - lt < pitch - slack
                 && (row.iter().all(|c| same_columns(above, c).is_some())
-                    || r < first_body && row.iter().all(|c| heading_goes_on(above, c)))
+                    || r < first_body && headings_go_on(above, &row))
                 && (r < first_body
                     || row.iter().all(|c| {
                         same_columns(above, c).is_some_and(|a| continues(&a.text, &c.text))
@@ -228,13 +228,39 @@ fn covers(a: &TCell, c: &TCell) -> bool {
     a.col <= c.col && c.col + c.col_span <= a.col + a.col_span
 }
 
-/// A header line's piece that goes on from a heading left open above it
-/// and spanning its columns ("16)" under "Pioglitazone (n =" set over two
-/// columns): the grid gave the two lines different spans.
-fn heading_goes_on(above: &[TCell], c: &TCell) -> bool {
-    above
-        .iter()
-        .any(|a| aligned(a, c) || covers(a, c) && left_open(&a.text))
+/// Whether every piece of a header row goes on a heading above it, each a
+/// heading of its own: in the same columns, or inside a heading's columns
+/// and either going on from a heading left open ("16)" under "Pioglitazone
+/// (n =" set over two columns) or set within its extent, flush with it or
+/// centred under it ("Groupa" under "Intervention", which reaches into the
+/// next column): the grid gave the two lines different spans.
+fn headings_go_on(above: &[TCell], row: &[TCell]) -> bool {
+    let mut taken = vec![false; above.len()];
+    row.iter().all(|c| {
+        let k = above.iter().position(|a| aligned(a, c)).or_else(|| {
+            above
+                .iter()
+                .position(|a| covers(a, c) && (left_open(&a.text) || set_under(a, c)))
+        });
+        match k {
+            Some(k) if !taken[k] => {
+                taken[k] = true;
+                true
+            }
+            _ => false,
+        }
+    })
+}
+
+/// A line set under another within its extent, flush with one of its
+/// edges or centred under it.
+fn set_under(a: &TCell, c: &TCell) -> bool {
+    let near = |x: f32, y: f32| (x - y).abs() < 1.0;
+    let inside = c.bbox.0 > a.bbox.0 - 1.0 && c.bbox.2 < a.bbox.2 + 1.0;
+    inside
+        && (near(c.bbox.0, a.bbox.0)
+            || near(c.bbox.2, a.bbox.2)
+            || near(c.bbox.0 + c.bbox.2, a.bbox.0 + a.bbox.2))
 }
 
 /// Whether two cells are set in the same columns.
@@ -570,6 +596,68 @@ mod tests {
             "{texts:?}"
         );
         assert!(texts.contains(&(4, 0, "Tender joints")), "{texts:?}");
+    }
+
+    #[test]
+    fn a_heading_wrapped_under_itself_joins_though_it_reaches_into_the_next_column() {
+        // "Intervention" reaches into the next column, its second line
+        // "Groupa" does not; rows 13 pt apart, wrapped lines 11 pt.
+        let lines = at(&[
+            (
+                100.0,
+                &[
+                    (50.0, "Outcome"),
+                    (200.0, "Control"),
+                    (300.0, "Intervention"),
+                ],
+            ),
+            (111.0, &[(200.0, "Groupa"), (300.0, "Groupa")]),
+            (
+                124.0,
+                &[(200.0, "N"), (250.0, "Mean"), (300.0, "N"), (350.0, "Mean")],
+            ),
+            (
+                137.0,
+                &[
+                    (50.0, "Diarrhea"),
+                    (200.0, "2,609"),
+                    (250.0, "0.077"),
+                    (300.0, "2,600"),
+                    (350.0, "0.074"),
+                ],
+            ),
+            (
+                150.0,
+                &[
+                    (50.0, "HCGI"),
+                    (200.0, "2,609"),
+                    (250.0, "0.120"),
+                    (300.0, "2,600"),
+                    (350.0, "0.115"),
+                ],
+            ),
+            (
+                163.0,
+                &[
+                    (50.0, "Anemia"),
+                    (200.0, "1,922"),
+                    (250.0, "0.508"),
+                    (300.0, "1,919"),
+                    (350.0, "0.562"),
+                ],
+            ),
+        ]);
+        let cells = super::super::cells(&lines);
+        let texts: Vec<(u32, u32, u32, &str)> = cells
+            .iter()
+            .map(|c| (c.row, c.col, c.col_span, c.text.as_str()))
+            .collect();
+        assert!(texts.contains(&(0, 1, 2, "Control Groupa")), "{texts:?}");
+        assert!(
+            texts.contains(&(0, 3, 2, "Intervention Groupa")),
+            "{texts:?}"
+        );
+        assert!(texts.contains(&(1, 2, 1, "Mean")), "{texts:?}");
     }
 
     #[test]
