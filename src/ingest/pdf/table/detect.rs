@@ -5,7 +5,7 @@
 
 use super::super::interp::Rule;
 use super::super::layout::Line;
-use super::{is_numeric_cell, same_row};
+use super::{is_numeric_cell, is_size, same_row, starts_a_number};
 
 /// A region of the page: (x0, y0, x1, y1), top-down.
 pub type Region = (f32, f32, f32, f32);
@@ -277,10 +277,17 @@ impl Page<'_> {
             };
             let mut group = vec![i];
             for j in i + 1..hr.len() {
-                if !used[j]
-                    && (hr[j].x0 - hr[i].x0).abs() < 6.0
-                    && (hr[j].x1 - hr[i].x1).abs() < 6.0
-                {
+                // The same extent, or inside it from one of its ends over
+                // half its width: a rule under the headings of the value
+                // columns only, the stub's heading cell left open.
+                let (a0, a1) = (
+                    (hr[j].x0 - hr[i].x0).abs() < 6.0,
+                    (hr[j].x1 - hr[i].x1).abs() < 6.0,
+                );
+                let inner = hr[j].x0 > hr[i].x0 - 6.0
+                    && hr[j].x1 < hr[i].x1 + 6.0
+                    && hr[j].x1 - hr[j].x0 > 0.5 * (x1 - x0);
+                if !used[j] && (a0 && a1 || inner && (a0 || a1)) {
                     let last = hr[*group.last().unwrap()];
                     let between: Vec<&Vec<usize>> = rows
                         .iter()
@@ -341,17 +348,24 @@ impl Page<'_> {
                 .filter(|r| !r.is_empty())
                 .collect();
             let band: Vec<usize> = band_rows.iter().flatten().copied().collect();
-            let value = |k: usize| {
+            // A number, or a group's size ("n = 29" after a group label).
+            let number = |k: usize| {
                 let t = lines[k].text();
                 is_numeric_cell(&t) && !unbalanced(&t) && !wrapped_from_above(lines, &band, k)
             };
-            // A few rows, none a label with a value after it: headings over
+            // A number in a row of values: not a size, not a name with a
+            // digit ("C1" over a visit's columns).
+            let value = |k: usize| {
+                let t = lines[k].text();
+                number(k) && starts_a_number(&t) && !is_size(&t)
+            };
+            // A few rows, none a label with a number after it: headings over
             // the columns ("Repeated measures ANOVA" over "F(2,22)").
             let labelled_value = |r: &Vec<usize>| {
                 let l = &lines[r[0]];
                 l.x0 <= x0 + 2.0 * l.size
                     && !is_numeric_cell(&l.text())
-                    && r[1..].iter().any(|&k| value(k))
+                    && r[1..].iter().any(|&k| number(k))
             };
             let header_only = band.iter().all(|&k| !value(k))
                 || (band_rows.len() <= 5 && !band_rows.iter().any(labelled_value));
@@ -955,6 +969,30 @@ mod tests {
         ]);
         let got = found(&lines, &[rule(91.0), rule(103.0)]);
         assert!(got.iter().all(|r| r.3 < 110.0), "{got:?}");
+    }
+
+    #[test]
+    fn a_header_band_closed_by_a_rule_under_the_value_columns_takes_the_body_below() {
+        // A rule over the whole table, one under the headings of the value
+        // columns only (the stub's heading cell is empty), no closing rule
+        // (the table goes on over the page). The band holds visits' names
+        // ("C1") and group sizes, no values.
+        let lines = laid_out(&[
+            &[(200.0, "C1"), (300.0, "C2")],
+            &[(200.0, "(n = 44)"), (300.0, "(n = 43)")],
+            &[(50.0, "Total symptoms"), (200.0, "4.9"), (300.0, "5.1")],
+            &[(50.0, "Parabasal"), (200.0, "72.3%"), (300.0, "64.6%")],
+            &[(50.0, "Intermediate"), (200.0, "26.8%"), (300.0, "33.9%")],
+            &[(50.0, "Superficial"), (200.0, "0.9%"), (300.0, "1.4%")],
+        ]);
+        let got = found(
+            &lines,
+            &[hrule(45.0, 350.0, 89.0), hrule(195.0, 350.0, 117.0)],
+        );
+        assert_eq!(got.len(), 1, "{got:?}");
+        let (_, top, _, bot) = got[0];
+        assert!(top < 90.0, "{top}");
+        assert!(bot > 166.0, "the body below the band: {bot}");
     }
 
     #[test]

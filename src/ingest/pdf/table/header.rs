@@ -2,17 +2,13 @@
 //! each header cell spans.
 
 use super::super::layout::{Line, Word};
-use super::{is_numeric_cell, TCell};
+use super::{is_numeric_cell, is_size, starts_a_number, TCell};
 
 /// The first body row: a label and a value after it ("n=19" and "(n = 24)"
 /// are header sizes, not values, and so is the end of a heading wrapped
 /// onto the next line, "94" under "SD48W, N =" or "393)" under "(n =").
 /// Rows above it are header rows; 0 when no row qualifies.
 pub fn first_body(rows: &[Vec<&Line>]) -> usize {
-    let is_size = |t: &str| {
-        let t = t.trim_start_matches(['(', '[']).trim_start();
-        (t.starts_with('n') || t.starts_with('N')) && t[1..].trim_start().starts_with('=')
-    };
     // A heading left open on the row above, over this line.
     let ends_heading = |r: usize, l: &Line| {
         r > 0
@@ -29,7 +25,7 @@ pub fn first_body(rows: &[Vec<&Line>]) -> usize {
             .skip(1)
             .filter(|l| {
                 let t = l.text();
-                is_numeric_cell(&t) && !is_size(&t) && !ends_heading(r, l)
+                is_numeric_cell(&t) && starts_a_number(&t) && !is_size(&t) && !ends_heading(r, l)
             })
             .count()
     };
@@ -375,6 +371,18 @@ mod tests {
                 (400.0, "7748"),
                 (500.0, "12.72 (12.29)"),
             ],
+        ]);
+        let g = Grid::new(&lines);
+        assert_eq!(first_body(&g.rows), 2);
+    }
+
+    #[test]
+    fn visits_named_with_a_digit_are_headings() {
+        let lines = laid_out(&[
+            &[(200.0, "C1"), (300.0, "C2")],
+            &[(200.0, "Drug"), (300.0, "Placebo")],
+            &[(50.0, "Age"), (200.0, "34.1"), (300.0, "35.2")],
+            &[(50.0, "Women"), (200.0, "12"), (300.0, "14")],
         ]);
         let g = Grid::new(&lines);
         assert_eq!(first_body(&g.rows), 2);

@@ -58,6 +58,22 @@ fn is_numeric_cell(s: &str) -> bool {
     digits > 0 && digits >= letters
 }
 
+/// A group's size set in a heading ("n=19", "(n = 24)", "[N = 7]"), not a
+/// value.
+fn is_size(t: &str) -> bool {
+    let t = t.trim_start_matches(['(', '[']).trim_start();
+    (t.starts_with('n') || t.starts_with('N')) && t[1..].trim_start().starts_with('=')
+}
+
+/// Whether a text has a word that is a number (after a sign, bracket or
+/// comparison): "C1" and "T2" over columns are visits' names, not values.
+fn starts_a_number(t: &str) -> bool {
+    t.split_whitespace().any(|w| {
+        w.trim_start_matches(|c: char| "([<>≤≥−–-+±.=".contains(c))
+            .starts_with(|c: char| c.is_ascii_digit())
+    })
+}
+
 /// Finds table regions among a page's lines and turns each into a table
 /// block; returns the blocks and the lines left for the text flow.
 pub fn tables(lines: Vec<Line>, rules: &[Rule], page_width: f32) -> (Vec<LBlock>, Vec<Line>) {
