@@ -668,11 +668,18 @@ impl Page<'_> {
             let near = self.row_y(&rows[k]) - self.row_y(r) < 2.5 * lines[r[0]].size;
             // A heading may run past its column's values ("Naproxen 1000 mg"
             // over "18 (12)"): it starts inside the run and ends near it.
+            // Headings of several columns set on one line ("Pradesh
+            // District District", each a heading's second line) are short
+            // pieces too: every word stands two ems or more from the next.
+            let spread = |m: usize| {
+                let ws = &lines[m].words;
+                ws.len() >= 2 && ws.windows(2).all(|w| w[1].x0 - w[0].x1 > 2.0 * w[0].size)
+            };
             let inside = r.iter().all(|&m| {
                 lines[m].x0 >= x0 - 2.0
                     && lines[m].x0 < x1
                     && lines[m].x1 <= x1 + 0.1 * self.page_width
-                    && self.short(m)
+                    && (self.short(m) || spread(m))
             });
             let caption = lines[r[0]].text().to_ascii_lowercase().starts_with("table");
             // A group label set left of the run's labels ("Number of
@@ -826,6 +833,52 @@ mod tests {
         assert_eq!(r.len(), 1);
         // The header row above the first numeric row is inside.
         assert!(r[0].1 < lines[0].top());
+    }
+
+    #[test]
+    fn headings_set_on_one_line_wider_than_a_short_piece_join_the_header() {
+        // The second lines of three headings came out as one line wider
+        // than a short piece; its words stand four ems apart.
+        let mut lines = laid_out(&[
+            &[
+                (50.0, "Indicators"),
+                (150.0, "India"),
+                (250.0, "Madhya"),
+                (350.0, "Dhar"),
+                (450.0, "Khargone"),
+            ],
+            &[],
+            &[
+                (50.0, "Total population"),
+                (150.0, "1,210"),
+                (250.0, "72,626"),
+                (350.0, "2,185"),
+                (450.0, "1,873"),
+            ],
+            &[
+                (50.0, "Rural population"),
+                (150.0, "833"),
+                (250.0, "52,557"),
+                (350.0, "1,772"),
+                (450.0, "1,574"),
+            ],
+            &[
+                (50.0, "Percent rural"),
+                (150.0, "68.80"),
+                (250.0, "72.40"),
+                (350.0, "81.10"),
+                (450.0, "84.00"),
+            ],
+        ]);
+        let words: Vec<_> = [(250.0, "Pradesh"), (350.0, "District"), (450.0, "District")]
+            .iter()
+            .flat_map(|(x, t)| line(*x, 114.0, t).words)
+            .collect();
+        lines.push(Line::new(words));
+        lines.sort_by(|a, b| a.y.total_cmp(&b.y));
+        let r = found(&lines, &[]);
+        assert_eq!(r.len(), 1, "{r:?}");
+        assert!(r[0].1 < 92.0, "the headings join: {r:?}");
     }
 
     #[test]

@@ -240,12 +240,17 @@ pub fn cut_at_column_starts(lines: &[Line]) -> Vec<Line> {
 /// One pass of [`cut_at_column_starts`]; whether it cut anything.
 fn cut_once(lines: &[Line]) -> (Vec<Line>, bool) {
     // A line's word spacing: its lower quartile gap (in a line of a few
-    // words the median can be a column gap).
+    // words the median can be a column gap), at most half an em (headings
+    // of several columns on one line, "India  Madhya  Dhar  Khargone",
+    // have no word space).
     let spacing = |l: &Line| {
         let mut gaps: Vec<f32> = l.words.windows(2).map(|w| w[1].x0 - w[0].x1).collect();
         gaps.sort_by(f32::total_cmp);
         let q = gaps.len().saturating_sub(1) / 4;
-        gaps.get(q).copied().unwrap_or(0.0).max(0.1 * l.size)
+        gaps.get(q)
+            .copied()
+            .unwrap_or(0.0)
+            .clamp(0.1 * l.size, 0.5 * l.size)
     };
     // The gaps of a line wider than twice its word spacing and 0.4 em.
     let wide = |l: &Line| -> Vec<bool> {
@@ -550,6 +555,41 @@ mod tests {
             );
         }
         assert_eq!(texts.len(), 14, "{texts:?}");
+    }
+
+    #[test]
+    fn headings_set_on_one_line_with_no_word_space_are_cut_apart() {
+        // Four one-word headings came out as one line, every gap between
+        // them 20 pt or more (no ordinary word space to compare with); the
+        // values under them start where they do.
+        let mut lines = vec![pieces(
+            86.0,
+            &[
+                (200.0, "India"),
+                (260.0, "Madhya"),
+                (320.0, "Dhar"),
+                (380.0, "Khargone"),
+            ],
+        )];
+        for (i, vs) in [
+            ["1,210", "72,626", "2,185", "1,873"],
+            ["833", "52,557", "1,772", "1,574"],
+        ]
+        .iter()
+        .enumerate()
+        {
+            let y = 100.0 + 14.0 * i as f32;
+            lines.push(line(50.0, y, "Population"));
+            for (k, v) in vs.iter().enumerate() {
+                lines.push(line(200.0 + 60.0 * k as f32, y, v));
+            }
+        }
+        let heads: Vec<String> = cut_at_column_starts(&lines)
+            .iter()
+            .filter(|l| l.y < 90.0)
+            .map(Line::text)
+            .collect();
+        assert_eq!(heads, ["India", "Madhya", "Dhar", "Khargone"]);
     }
 
     #[test]
