@@ -669,11 +669,24 @@ impl Page<'_> {
             // A heading may run past its column's values ("Naproxen 1000 mg"
             // over "18 (12)"): it starts inside the run and ends near it.
             // Headings of several columns set on one line ("Pradesh
-            // District District", each a heading's second line) are short
-            // pieces too: every word stands two ems or more from the next.
+            // District District", "anodal anodal measures Test χ2 value",
+            // each a heading's next line) are short pieces too: cut where
+            // words stand an em and a half apart or more, every piece is
+            // short.
             let spread = |m: usize| {
                 let ws = &lines[m].words;
-                ws.len() >= 2 && ws.windows(2).all(|w| w[1].x0 - w[0].x1 > 2.0 * w[0].size)
+                let mut start = ws.first().map_or(0.0, |w| w.x0);
+                let mut pieces = 1;
+                let mut short = true;
+                for w in ws.windows(2) {
+                    if w[1].x0 - w[0].x1 > 1.5 * w[0].size {
+                        short &= w[0].x1 - start < 0.3 * self.page_width;
+                        start = w[1].x0;
+                        pieces += 1;
+                    }
+                }
+                let last = ws.last().map_or(start, |w| w.x1);
+                pieces >= 2 && short && last - start < 0.3 * self.page_width
             };
             let inside = r.iter().all(|&m| {
                 lines[m].x0 >= x0 - 2.0
@@ -838,7 +851,8 @@ mod tests {
     #[test]
     fn headings_set_on_one_line_wider_than_a_short_piece_join_the_header() {
         // The second lines of three headings came out as one line wider
-        // than a short piece; its words stand four ems apart.
+        // than a short piece; the headings stand four ems apart, the words
+        // of one a word space.
         let mut lines = laid_out(&[
             &[
                 (50.0, "Indicators"),
@@ -870,7 +884,7 @@ mod tests {
                 (450.0, "84.00"),
             ],
         ]);
-        let words: Vec<_> = [(250.0, "Pradesh"), (350.0, "District"), (450.0, "District")]
+        let words: Vec<_> = [(250.0, "Pradesh"), (350.0, "District"), (450.0, "Test χ2")]
             .iter()
             .flat_map(|(x, t)| line(*x, 114.0, t).words)
             .collect();
