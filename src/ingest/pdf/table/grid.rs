@@ -237,6 +237,34 @@ pub fn cut_at_column_starts(lines: &[Line]) -> Vec<Line> {
     lines
 }
 
+/// Cells of one row left in the same columns by the stages (a line cut
+/// apart where no column of the grid starts: "t" and "p" over one column
+/// when the rows under them hold "0.804 .423" as one line) are one cell,
+/// in reading order.
+pub fn same_cell_joined(cells: Vec<TCell>) -> Vec<TCell> {
+    let mut out: Vec<TCell> = Vec::with_capacity(cells.len());
+    for c in cells {
+        match out
+            .iter_mut()
+            .find(|o| o.row == c.row && o.col == c.col && o.col_span == c.col_span)
+        {
+            Some(o) => {
+                o.text.push(' ');
+                o.text.push_str(&c.text);
+                o.bold &= c.bold;
+                o.bbox = (
+                    o.bbox.0.min(c.bbox.0),
+                    o.bbox.1.min(c.bbox.1),
+                    o.bbox.2.max(c.bbox.2),
+                    o.bbox.3.max(c.bbox.3),
+                );
+            }
+            None => out.push(c),
+        }
+    }
+    out
+}
+
 /// One pass of [`cut_at_column_starts`]; whether it cut anything.
 fn cut_once(lines: &[Line]) -> (Vec<Line>, bool) {
     // A line's word spacing: its lower quartile gap (in a line of a few
@@ -590,6 +618,29 @@ mod tests {
             .map(Line::text)
             .collect();
         assert_eq!(heads, ["India", "Madhya", "Dhar", "Khargone"]);
+    }
+
+    #[test]
+    fn lines_of_one_row_in_one_column_are_one_cell() {
+        // "t" and "p" head one column of the grid (the rows under them hold
+        // their values as one line): one cell, not two in one place.
+        let lines = laid_out(&[
+            &[
+                (50.0, "Variable"),
+                (200.0, "SE"),
+                (300.0, "t"),
+                (330.0, "p"),
+            ],
+            &[(50.0, "Group"), (200.0, ".046"), (300.0, "0.804 .423")],
+            &[(50.0, "RefST"), (200.0, "0.039"), (300.0, "1.201 .230")],
+        ]);
+        let cells = same_cell_joined(Grid::new(&lines).place(1));
+        let at: Vec<(u32, u32, &str)> = cells
+            .iter()
+            .map(|c| (c.row, c.col, c.text.as_str()))
+            .collect();
+        assert!(at.contains(&(0, 2, "t p")), "{at:?}");
+        assert_eq!(at.len(), 9, "{at:?}");
     }
 
     #[test]

@@ -240,7 +240,7 @@ pub fn cells(lines: &[Line]) -> Vec<TCell> {
     header::group_spans(&mut out, first_body);
     header::title_spans(&mut out);
     grid::centred_stub(&mut out);
-    out
+    grid::same_cell_joined(out)
 }
 
 /// Lines for the stages' tests: words of 5 pt a character, 2.5 pt apart.
