@@ -666,8 +666,6 @@ impl Page<'_> {
         while k > 0 {
             let r = &rows[k - 1];
             let near = self.row_y(&rows[k]) - self.row_y(r) < 2.5 * lines[r[0]].size;
-            // A heading may run past its column's values ("Naproxen 1000 mg"
-            // over "18 (12)"): it starts inside the run and ends near it.
             // Headings of several columns set on one line ("Pradesh
             // District District", "anodal anodal measures Test χ2 value",
             // each a heading's next line) are short pieces too: cut where
@@ -688,6 +686,8 @@ impl Page<'_> {
                 let last = ws.last().map_or(start, |w| w.x1);
                 pieces >= 2 && short && last - start < 0.3 * self.page_width
             };
+            // A heading may run past its column's values ("Naproxen 1000 mg"
+            // over "18 (12)"): it starts inside the run and ends near it.
             let inside = r.iter().all(|&m| {
                 lines[m].x0 >= x0 - 2.0
                     && lines[m].x0 < x1
