@@ -5,7 +5,7 @@
 
 use super::super::interp::Rule;
 use super::super::layout::Line;
-use super::{is_numeric_cell, is_size, same_row, starts_a_number};
+use super::{is_numeric_cell, is_value, same_row};
 
 /// A region of the page: (x0, y0, x1, y1), top-down.
 pub type Region = (f32, f32, f32, f32);
@@ -355,10 +355,7 @@ impl Page<'_> {
             };
             // A number in a row of values: not a size, not a name with a
             // digit ("C1" over a visit's columns).
-            let value = |k: usize| {
-                let t = lines[k].text();
-                number(k) && starts_a_number(&t) && !is_size(&t)
-            };
+            let value = |k: usize| number(k) && is_value(&lines[k].text());
             // A few rows, none a label with a number after it: headings over
             // the columns ("Repeated measures ANOVA" over "F(2,22)").
             let labelled_value = |r: &Vec<usize>| {

@@ -251,13 +251,7 @@ pub fn same_cell_joined(cells: Vec<TCell>) -> Vec<TCell> {
             Some(o) => {
                 o.text.push(' ');
                 o.text.push_str(&c.text);
-                o.bold &= c.bold;
-                o.bbox = (
-                    o.bbox.0.min(c.bbox.0),
-                    o.bbox.1.min(c.bbox.1),
-                    o.bbox.2.max(c.bbox.2),
-                    o.bbox.3.max(c.bbox.3),
-                );
+                o.take_in(&c);
             }
             None => out.push(c),
         }

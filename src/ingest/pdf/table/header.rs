@@ -2,7 +2,7 @@
 //! each header cell spans.
 
 use super::super::layout::{Line, Word};
-use super::{is_numeric_cell, is_size, starts_a_number, TCell};
+use super::{is_numeric_cell, is_value, TCell};
 
 /// The first body row: a label and a value after it ("n=19" and "(n = 24)"
 /// are header sizes, not values, and so is the end of a heading wrapped
@@ -25,7 +25,7 @@ pub fn first_body(rows: &[Vec<&Line>]) -> usize {
             .skip(1)
             .filter(|l| {
                 let t = l.text();
-                is_numeric_cell(&t) && starts_a_number(&t) && !is_size(&t) && !ends_heading(r, l)
+                is_value(&t) && !ends_heading(r, l)
             })
             .count()
     };

@@ -370,11 +370,7 @@ pub fn centred(out: Vec<TCell>, first_body: usize) -> (Vec<TCell>, usize) {
                         let end = (b.col + b.col_span).max(c.col + c.col_span);
                         b.col = b.col.min(c.col);
                         b.col_span = end - b.col;
-                        b.bold &= c.bold;
-                        b.bbox.0 = b.bbox.0.min(c.bbox.0);
-                        b.bbox.1 = b.bbox.1.min(c.bbox.1);
-                        b.bbox.2 = b.bbox.2.max(c.bbox.2);
-                        b.bbox.3 = b.bbox.3.max(c.bbox.3);
+                        b.take_in(&c);
                     }
                     None => band.push(c),
                 }

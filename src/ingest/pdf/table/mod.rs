@@ -31,6 +31,20 @@ pub struct TCell {
     pub bbox: (f32, f32, f32, f32),
 }
 
+impl TCell {
+    /// Takes in another piece of the same cell: bold only if both are, the
+    /// box round both. The text is the caller's to join.
+    fn take_in(&mut self, c: &TCell) {
+        self.bold &= c.bold;
+        self.bbox = (
+            self.bbox.0.min(c.bbox.0),
+            self.bbox.1.min(c.bbox.1),
+            self.bbox.2.max(c.bbox.2),
+            self.bbox.3.max(c.bbox.3),
+        );
+    }
+}
+
 impl From<&TCell> for crate::ingest::Cell {
     /// A PDF table cell as a block's cell (a PDF cell spans one row).
     fn from(c: &TCell) -> Self {
@@ -58,20 +72,20 @@ fn is_numeric_cell(s: &str) -> bool {
     digits > 0 && digits >= letters
 }
 
-/// A group's size set in a heading ("n=19", "(n = 24)", "[N = 7]"), not a
-/// value.
-fn is_size(t: &str) -> bool {
-    let t = t.trim_start_matches(['(', '[']).trim_start();
-    (t.starts_with('n') || t.starts_with('N')) && t[1..].trim_start().starts_with('=')
-}
-
-/// Whether a text has a word that is a number (after a sign, bracket or
-/// comparison): "C1" and "T2" over columns are visits' names, not values.
-fn starts_a_number(t: &str) -> bool {
-    t.split_whitespace().any(|w| {
+/// A value in a row of values: mostly digits, with a word that is a number
+/// (after a sign, bracket or comparison: "C1" and "T2" over columns are
+/// visits' names), and no group's size set in a heading ("n=19", "(n =
+/// 24)", "[N = 7]").
+fn is_value(t: &str) -> bool {
+    let number = t.split_whitespace().any(|w| {
         w.trim_start_matches(|c: char| "([<>≤≥−–-+±.=".contains(c))
             .starts_with(|c: char| c.is_ascii_digit())
-    })
+    });
+    let size = {
+        let t = t.trim_start_matches(['(', '[']).trim_start();
+        (t.starts_with('n') || t.starts_with('N')) && t[1..].trim_start().starts_with('=')
+    };
+    is_numeric_cell(t) && number && !size
 }
 
 /// Finds table regions among a page's lines and turns each into a table
