@@ -104,6 +104,41 @@ pub fn documents(
     opts: CorpusOptions,
     with_unscanned: bool,
 ) -> BoxStream<'static, crate::error::Result<Document>> {
+    listed_documents(source, store, opts, with_unscanned, None)
+        .map(|d| d.map(|(_, d)| d))
+        .boxed()
+}
+
+/// One of `count` parts of a listing (`index` counts from 0), so that
+/// several processes read a corpus between them: a file belongs to the part
+/// its size picks, so byte-identical copies are read by one part, which
+/// marks the later ones duplicates as a whole listing would.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Share {
+    /// This part.
+    pub index: usize,
+    /// How many parts.
+    pub count: usize,
+}
+
+impl Share {
+    /// Whether `entry` is in this part.
+    pub fn holds(&self, entry: &Entry) -> bool {
+        self.count <= 1
+            || xxhash_rust::xxh3::xxh3_64(&entry.bytes.to_le_bytes()) % self.count as u64
+                == self.index as u64
+    }
+}
+
+/// [`documents`] with each document's position in the whole listing, and,
+/// with a `share`, only the files of that part.
+pub fn listed_documents(
+    source: Arc<Source>,
+    store: Option<Store>,
+    opts: CorpusOptions,
+    with_unscanned: bool,
+    share: Option<Share>,
+) -> BoxStream<'static, crate::error::Result<(u64, Document)>> {
     let parallel = std::thread::available_parallelism().map_or(2, |n| n.get()) * 2;
     let flush_store = store.clone();
     let listing = {
@@ -120,22 +155,29 @@ pub fn documents(
                 stream::iter(
                     entries
                         .into_iter()
-                        .filter(move |e| with_unscanned || !e.not_scanned),
+                        .zip(0u64..)
+                        .filter(move |(e, _)| with_unscanned || !e.not_scanned)
+                        .filter(move |(e, _)| share.is_none_or(|s| s.holds(e))),
                 )
-                .map(move |entry| {
+                .map(move |(entry, at)| {
                     let source = source.clone();
                     let store = store.clone();
                     let spec = spec.clone();
-                    async move { Ok(ingest_entry(&source, store.as_ref(), entry, &spec).await) }
+                    async move {
+                        Ok((
+                            at,
+                            ingest_entry(&source, store.as_ref(), entry, &spec).await,
+                        ))
+                    }
                 })
                 .buffered(parallel)
                 .boxed()
             }
         })
         .scan(HashMap::<String, Entry>::new(), |seen, doc| {
-            let doc = doc.map(|mut d| {
+            let doc = doc.map(|(at, mut d)| {
                 mark_duplicate(seen, &mut d, true);
-                d
+                (at, d)
             });
             futures::future::ready(Some(doc))
         })
@@ -174,6 +216,46 @@ pub fn mark_duplicate(seen: &mut HashMap<String, Entry>, d: &mut Document, rerea
         }
         None => {
             seen.insert(id.clone(), d.entry.clone());
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_parts_of_a_listing_hold_each_file_once_and_copies_together() {
+        let entries: Vec<Entry> = (0..500u64)
+            .map(|i| {
+                Entry::local(
+                    std::path::Path::new(&format!("/c/{i}.pdf")),
+                    1_000 + i * 37 % 211,
+                )
+            })
+            .collect();
+        for count in [1, 2, 3, 7] {
+            let shares: Vec<Share> = (0..count).map(|index| Share { index, count }).collect();
+            let mut sizes = vec![0usize; count];
+            for e in &entries {
+                let holders: Vec<usize> = shares
+                    .iter()
+                    .filter(|s| s.holds(e))
+                    .map(|s| s.index)
+                    .collect();
+                assert_eq!(
+                    holders.len(),
+                    1,
+                    "{} in parts {holders:?} of {count}",
+                    e.source
+                );
+                sizes[holders[0]] += 1;
+                // A copy of the same size (the same bytes) is in the same part.
+                let copy = Entry::local(std::path::Path::new("/c/copy/x.pdf"), e.bytes);
+                assert!(shares[holders[0]].holds(&copy));
+            }
+            // No part is left without work when there are many files.
+            assert!(sizes.iter().all(|&n| n > 500 / count / 3), "{sizes:?}");
         }
     }
 }

@@ -3,6 +3,8 @@
 //! This crate is the engine (everything with I/O or state) and the `quarry`
 //! binary; pure SQL functions live in `quarry-udfs`.
 
+#[cfg(feature = "cluster")]
+pub mod cluster;
 #[cfg(feature = "engine")]
 pub mod cohort;
 #[cfg(feature = "engine")]

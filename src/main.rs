@@ -63,6 +63,62 @@ enum Command {
         /// Open the interactive shell even when standard input is not a terminal.
         #[arg(short = 'i', long)]
         interactive: bool,
+        /// Run the SQL on a Ballista cluster: the scheduler at df://HOST:PORT plans it and its
+        /// executors run it (`quarry scheduler`, `quarry executor`; needs the `cluster` feature).
+        #[arg(long, value_name = "df://HOST:PORT")]
+        cluster: Option<String>,
+    },
+    /// A cluster's scheduler: plans the SQL that `quarry sql --cluster` sends and hands its
+    /// parts to the executors.
+    #[cfg(feature = "cluster")]
+    Scheduler {
+        /// Where to listen for clients and executors.
+        #[arg(long, default_value = "127.0.0.1:50050")]
+        bind: std::net::SocketAddr,
+        /// The store the executors share (a folder all of them see, or s3://bucket/prefix/).
+        #[arg(long, default_value = "./.quarry/", env = "QUARRY_STORE")]
+        store: String,
+        /// Keep nothing in the store.
+        #[arg(long)]
+        no_store: bool,
+        /// A quarry.toml (default: $QUARRY_CONFIG or ./quarry.toml).
+        #[arg(long, env = "QUARRY_CONFIG")]
+        config: Option<PathBuf>,
+    },
+    /// A cluster's executor: takes parts of plans from the scheduler and runs them here, with
+    /// this machine's store, quarry.toml and keys.
+    #[cfg(feature = "cluster")]
+    Executor {
+        /// The scheduler: HOST:PORT.
+        #[arg(long, default_value = "127.0.0.1:50050")]
+        scheduler: String,
+        /// The address to listen on.
+        #[arg(long, default_value = "127.0.0.1")]
+        bind_host: String,
+        /// The host name the scheduler and the other executors reach this one by (default: the bind address).
+        #[arg(long)]
+        external_host: Option<String>,
+        /// The port other executors fetch this one's results from (Arrow Flight).
+        #[arg(long, default_value_t = 50051)]
+        port: u16,
+        /// The port of the executor's gRPC service.
+        #[arg(long, default_value_t = 50052)]
+        grpc_port: u16,
+        /// Tasks run at once (default: the cores).
+        #[arg(long)]
+        slots: Option<usize>,
+        /// Where intermediate results are written (default: a temporary folder).
+        #[arg(long)]
+        work_dir: Option<String>,
+        /// The store the executors share (a folder all of them see, or s3://bucket/prefix/).
+        #[arg(long, default_value = "./.quarry/", env = "QUARRY_STORE")]
+        store: String,
+        /// Keep nothing in the store.
+        #[arg(long)]
+        no_store: bool,
+        /// A quarry.toml (default: $QUARRY_CONFIG or ./quarry.toml).
+        #[arg(long, env = "QUARRY_CONFIG")]
+        config: Option<PathBuf>,
     },
     /// Write the audit report over a store: one self-contained HTML page (no
     /// script, nothing fetched) with what failed counted first.
@@ -307,6 +363,55 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             })
             .await
         }
+        #[cfg(feature = "cluster")]
+        Command::Scheduler {
+            bind,
+            store,
+            no_store,
+            config,
+        } => {
+            let ctx = cluster_session(store, no_store, config)?;
+            let addr = quarry::cluster::scheduler(bind, &ctx).await?;
+            eprintln!("quarry scheduler: listening on {addr}; executors: quarry executor --scheduler {addr}; clients: quarry sql --cluster df://{addr}");
+            std::future::pending::<()>().await;
+            Ok(())
+        }
+        #[cfg(feature = "cluster")]
+        Command::Executor {
+            scheduler,
+            bind_host,
+            external_host,
+            port,
+            grpc_port,
+            slots,
+            work_dir,
+            store,
+            no_store,
+            config,
+        } => {
+            let ctx = cluster_session(store, no_store, config)?;
+            let Some((host, sport)) = scheduler
+                .trim_start_matches("http://")
+                .rsplit_once(':')
+                .and_then(|(h, p)| Some((h.to_string(), p.parse::<u16>().ok()?)))
+            else {
+                anyhow::bail!("--scheduler takes HOST:PORT, got {scheduler}");
+            };
+            let slots = slots
+                .unwrap_or_else(|| std::thread::available_parallelism().map_or(2, |n| n.get()));
+            eprintln!("quarry executor: taking work from {host}:{sport}, {slots} task(s) at once, results served on {bind_host}:{port}");
+            let opts = quarry::cluster::ExecutorOptions {
+                scheduler: (host, sport),
+                bind_host,
+                external_host,
+                port,
+                grpc_port,
+                slots,
+                work_dir,
+            };
+            quarry::cluster::executor_process(opts, &ctx).await?;
+            Ok(())
+        }
         Command::Sql {
             command,
             file,
@@ -318,6 +423,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             replay_partial,
             retry_failed,
             interactive,
+            cluster,
         } => {
             if let Some(r) = &replay {
                 eprintln!(
@@ -335,6 +441,10 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
                 retry_failed,
             };
             let ctx = quarry::session(&settings)?;
+            let ctx = match cluster {
+                None => ctx,
+                Some(url) => on_cluster(&url, &ctx).await?,
+            };
             let mut out = std::io::stdout().lock();
             if command.is_empty() && file.is_empty() {
                 if interactive || std::io::stdin().is_terminal() {
@@ -357,6 +467,37 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             Ok(())
         }
     }
+}
+
+/// The session of `quarry sql --cluster URL`.
+#[cfg(feature = "cluster")]
+async fn on_cluster(
+    url: &str,
+    local: &datafusion::prelude::SessionContext,
+) -> anyhow::Result<datafusion::prelude::SessionContext> {
+    Ok(quarry::cluster::client(url, local).await?)
+}
+
+#[cfg(not(feature = "cluster"))]
+async fn on_cluster(
+    _url: &str,
+    _local: &datafusion::prelude::SessionContext,
+) -> anyhow::Result<datafusion::prelude::SessionContext> {
+    anyhow::bail!("this quarry was built without clusters: build it with `cargo build --release --features cluster`")
+}
+
+/// A scheduler's or an executor's own quarry session.
+#[cfg(feature = "cluster")]
+fn cluster_session(
+    store: String,
+    no_store: bool,
+    config: Option<PathBuf>,
+) -> anyhow::Result<datafusion::prelude::SessionContext> {
+    Ok(quarry::session(&Settings {
+        store: (!no_store).then_some(store),
+        config,
+        ..Settings::default()
+    })?)
 }
 
 fn main() -> ExitCode {

@@ -88,7 +88,7 @@ impl TableFunctionImpl for Chunks {
             tables::CHUNKS.clone(),
             source,
             &self.env,
-            super::preset_of(&args),
+            &args,
             opts,
             false,
             Arc::new(move |d| {

@@ -92,6 +92,34 @@ pub fn preset_of(args: &TableFunctionArgs) -> Option<Arc<Preset>> {
     args.session().config().get_extension::<Preset>()
 }
 
+/// The part of the listing a corpus function called in `args`' session
+/// reads, when a cluster splits the corpus between its executors (see
+/// [`crate::corpus::Share`]); its rows then carry [`LISTING_ORDER`].
+pub fn share_of(args: &TableFunctionArgs) -> Option<crate::corpus::Share> {
+    args.session()
+        .config()
+        .get_extension::<crate::corpus::Share>()
+        .map(|s| *s)
+}
+
+/// The column a shared corpus table adds: each row's document's position in
+/// the whole listing, by which the parts are merged back into its order.
+pub const LISTING_ORDER: &str = "__quarry_listing_order";
+
+/// `schema` with [`LISTING_ORDER`] last.
+pub fn with_listing_order(schema: &SchemaRef) -> SchemaRef {
+    let mut fields: Vec<_> = schema.fields().iter().cloned().collect();
+    fields.push(Arc::new(datafusion::arrow::datatypes::Field::new(
+        LISTING_ORDER,
+        datafusion::arrow::datatypes::DataType::UInt64,
+        false,
+    )));
+    Arc::new(datafusion::arrow::datatypes::Schema::new_with_metadata(
+        fields,
+        schema.metadata().clone(),
+    ))
+}
+
 /// The corpus options a protocol or claims spec gives its run.
 pub fn run_options(s: &str) -> Result<CorpusOptions> {
     let usage = "the run's corpus options";
@@ -291,6 +319,9 @@ pub struct CorpusPartition {
     with_unscanned: bool,
     parallel: usize,
     convert: ToBatches,
+    /// A part of the listing (a cluster's executor): only its files, each
+    /// row with its document's [`LISTING_ORDER`].
+    share: Option<crate::corpus::Share>,
 }
 
 impl fmt::Debug for CorpusPartition {
@@ -307,35 +338,68 @@ impl PartitionStream for CorpusPartition {
     }
 
     fn execute(&self, _ctx: Arc<TaskContext>) -> SendableRecordBatchStream {
-        let docs: BoxStream<'static, crate::error::Result<Arc<Document>>> = match &self.preset {
-            Some(p) if !self.with_unscanned && p.serves(&self.source, &self.opts) => {
-                futures::stream::iter(p.docs.clone().into_iter().map(Ok)).boxed()
-            }
-            _ => crate::corpus::documents(
-                self.source.clone(),
-                self.env.store.clone(),
-                self.opts.clone(),
-                self.with_unscanned,
-            )
-            .map(|d| d.map(Arc::new))
-            .boxed(),
-        };
+        let docs: BoxStream<'static, crate::error::Result<(u64, Arc<Document>)>> =
+            match &self.preset {
+                Some(p)
+                    if self.share.is_none()
+                        && !self.with_unscanned
+                        && p.serves(&self.source, &self.opts) =>
+                {
+                    futures::stream::iter(
+                        p.docs
+                            .clone()
+                            .into_iter()
+                            .zip(0u64..)
+                            .map(|(d, at)| Ok((at, d))),
+                    )
+                    .boxed()
+                }
+                _ => crate::corpus::listed_documents(
+                    self.source.clone(),
+                    self.env.store.clone(),
+                    self.opts.clone(),
+                    self.with_unscanned,
+                    self.share,
+                )
+                .map(|d| d.map(|(at, d)| (at, Arc::new(d))))
+                .boxed(),
+            };
         let convert = self.convert.clone();
+        let ordered = self.share.is_some().then(|| self.schema.clone());
         // Converting a document (segmenting it, building its arrays) is CPU
         // work: it runs on the blocking pool, several documents at once, and
         // the order of the listing is kept.
         let stream: BoxStream<'static, Result<RecordBatch>> = docs
             .map(move |doc| {
                 let convert = convert.clone();
+                let ordered = ordered.clone();
                 async move {
-                    let doc = doc?;
-                    tokio::task::spawn_blocking(move || convert(&doc))
-                        .await
-                        .map_err(|e| {
-                            datafusion::error::DataFusionError::Execution(format!(
-                                "converting a document stopped: {e}"
-                            ))
-                        })?
+                    let (at, doc) = doc?;
+                    tokio::task::spawn_blocking(move || {
+                        let batches = convert(&doc)?;
+                        match ordered {
+                            None => Ok(batches),
+                            Some(schema) => batches
+                                .into_iter()
+                                .map(|b| {
+                                    let mut cols = b.columns().to_vec();
+                                    cols.push(Arc::new(
+                                        datafusion::arrow::array::UInt64Array::from(vec![
+                                            at;
+                                            b.num_rows()
+                                        ]),
+                                    ));
+                                    Ok(RecordBatch::try_new(schema.clone(), cols)?)
+                                })
+                                .collect(),
+                        }
+                    })
+                    .await
+                    .map_err(|e| {
+                        datafusion::error::DataFusionError::Execution(format!(
+                            "converting a document stopped: {e}"
+                        ))
+                    })?
                 }
             })
             .buffered(self.parallel)
@@ -370,15 +434,7 @@ pub fn simple_corpus_call(
         CORPUS_OPTIONS,
     )?;
     let opts = corpus_options(&raw, usage)?;
-    corpus_table(
-        schema,
-        source,
-        env,
-        preset_of(args),
-        opts,
-        with_unscanned,
-        convert,
-    )
+    corpus_table(schema, source, env, args, opts, with_unscanned, convert)
 }
 
 /// Builds the provider for a corpus table function.
@@ -386,12 +442,21 @@ pub fn corpus_table(
     schema: SchemaRef,
     source: Arc<Source>,
     env: &Env,
-    preset: Option<Arc<Preset>>,
+    args: &TableFunctionArgs,
     opts: CorpusOptions,
     with_unscanned: bool,
     convert: ToBatches,
 ) -> Result<Arc<dyn TableProvider>> {
+    // A run's window reads its preset documents; a cluster's part, its share.
+    let preset = preset_of(args);
+    let share = share_of(args);
+    // A part of a shared listing gives its rows' listing order too.
+    let schema = match share {
+        Some(_) => with_listing_order(&schema),
+        None => schema,
+    };
     let part = CorpusPartition {
+        share,
         schema: schema.clone(),
         source,
         env: env.clone(),

@@ -6,6 +6,8 @@ mod ask;
 mod calibrate;
 mod claims;
 mod cli;
+#[cfg(feature = "cluster")]
+mod cluster;
 mod cohen;
 mod cohort;
 mod common;
