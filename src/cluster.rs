@@ -61,16 +61,31 @@ use futures::{StreamExt, TryStreamExt};
 use serde::{Deserialize, Serialize};
 
 use crate::corpus::Share;
-use crate::functions::{literal_args, with_listing_order, LISTING_ORDER};
+use crate::functions::{literal_args, with_listing_order};
 
-/// The table functions whose corpus a cluster splits between its executors.
-pub const SHARED: &[&str] = &[
-    "documents",
-    "inventory",
-    "blocks",
-    "chunks",
-    "cohort_tables",
-];
+/// How a call's parts are put back together, which decides whether it is
+/// split at all.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Merge {
+    /// Not split: one part runs the whole call.
+    Whole,
+    /// A corpus function: each part's rows carry their document's position
+    /// in the listing ([`LISTING_ORDER`](crate::functions::LISTING_ORDER), appended), merged on it.
+    Listing,
+    /// A run (`extract`, `evidence`, `screen`): each part runs the model
+    /// stages over its documents, against the shared store and response
+    /// cache, and gives its rows ordered by `source`, merged on it.
+    Source,
+}
+
+/// How the call `name` returning `table` is split.
+fn merge_of(name: &str, table: &datafusion::arrow::datatypes::Schema) -> Merge {
+    match name {
+        "documents" | "inventory" | "blocks" | "chunks" | "cohort_tables" => Merge::Listing,
+        "extract" | "evidence" | "screen" if table.index_of("source").is_ok() => Merge::Source,
+        _ => Merge::Whole,
+    }
+}
 
 /// What begins quarry's own parts of a serialised plan. Protobuf never
 /// begins a message with a zero byte (field number 0 does not exist), so
@@ -146,10 +161,10 @@ fn call(state: &SessionState, name: &str, args: &[ScalarValue]) -> Result<Arc<dy
 
 /// `base` with `share` in its configuration, for a part's call.
 fn with_share(base: &SessionState, share: Option<Share>) -> SessionState {
-    let mut config = base.config().clone();
-    if let Some(share) = share {
-        config = config.with_extension(Arc::new(share));
-    }
+    let config = base
+        .config()
+        .clone()
+        .with_extension(Arc::new(crate::corpus::PartOf(share)));
     SessionStateBuilder::new_from_existing(base.clone())
         .with_config(config)
         .build()
@@ -206,38 +221,40 @@ impl TableProvider for CallTable {
         _filters: &[Expr],
         _limit: Option<usize>,
     ) -> Result<Arc<dyn ExecutionPlan>> {
-        let shared = SHARED.contains(&self.name.as_str());
-        let parts = if shared {
-            state.config().target_partitions().max(1)
-        } else {
-            1
+        let merge = merge_of(&self.name, &self.schema);
+        let parts = match merge {
+            Merge::Whole => 1,
+            _ => state.config().target_partitions().max(1),
         };
         let exec = CallExec::try_new(
             self.base.clone(),
             self.name.clone(),
             self.args.clone(),
             projection.cloned(),
-            shared,
             &self.schema,
             parts_plan(parts)?,
         )?;
-        if !shared {
+        let Some(key) = exec.key else {
             return Ok(Arc::new(exec));
-        }
-        // The parts merged back into the listing's order, the order column
+        };
+        // The parts merged back into one order, a column added for it
         // dropped.
-        let order = exec.schema.fields().len() - 1;
+        let width = exec.width;
+        let schema = exec.schema.clone();
         let ordering = LexOrdering::new([PhysicalSortExpr::new_default(Arc::new(Column::new(
-            LISTING_ORDER,
-            order,
+            schema.field(key).name(),
+            key,
         )))])
         .expect("one sort expression");
-        let merged = Arc::new(SortPreservingMergeExec::new(ordering, Arc::new(exec)));
-        let schema = merged.schema();
+        let merged: Arc<dyn ExecutionPlan> =
+            Arc::new(SortPreservingMergeExec::new(ordering, Arc::new(exec)));
+        if width == schema.fields().len() {
+            return Ok(merged);
+        }
         let columns: Vec<(Arc<dyn PhysicalExpr>, String)> = schema
             .fields()
             .iter()
-            .take(order)
+            .take(width)
             .enumerate()
             .map(|(i, f)| {
                 (
@@ -284,48 +301,84 @@ fn parts_plan(parts: usize) -> Result<Arc<dyn ExecutionPlan>> {
 }
 
 /// A table function call in a physical plan. Its partitions are its
-/// input's ([`parts_plan`]): for a shared corpus function, the partition
-/// holding part `i` of `n` reads the files of `Share { index: i, count: n }`
-/// and gives [`LISTING_ORDER`] last; any other function runs whole in one
-/// partition.
+/// input's ([`parts_plan`]): the partition holding part `i` of `n` runs the
+/// call over `Share { index: i, count: n }` of the corpus (a call that is
+/// not split runs whole in its one partition).
 #[derive(Debug, Clone)]
 pub struct CallExec {
     base: Arc<SessionState>,
     name: String,
     args: Vec<ScalarValue>,
+    /// The columns the query reads.
     projection: Option<Vec<usize>>,
-    shared: bool,
+    merge: Merge,
+    /// The columns asked of the part's own table: the projection, and the
+    /// merge's column if it was not among them.
+    inner: Option<Vec<usize>>,
+    /// What it gives: the projection's columns, then the merge's column if
+    /// it was not among them.
     schema: SchemaRef,
+    /// How many of those the query reads.
+    width: usize,
+    /// The column the parts are merged on.
+    key: Option<usize>,
     parts: Arc<dyn ExecutionPlan>,
     properties: Arc<PlanProperties>,
 }
 
 impl CallExec {
-    #[allow(clippy::too_many_arguments)]
     fn try_new(
         base: Arc<SessionState>,
         name: String,
         args: Vec<ScalarValue>,
         projection: Option<Vec<usize>>,
-        shared: bool,
         table: &SchemaRef,
         parts: Arc<dyn ExecutionPlan>,
     ) -> Result<Self> {
+        let merge = merge_of(&name, table);
         let projected = match &projection {
             Some(p) => Arc::new(table.project(p)?),
             None => table.clone(),
         };
-        let (schema, eq) = if shared {
-            let schema = with_listing_order(&projected);
-            let order = schema.fields().len() - 1;
-            let ordering = LexOrdering::new([PhysicalSortExpr::new_default(Arc::new(
-                Column::new(LISTING_ORDER, order),
-            ))])
-            .expect("one sort expression");
-            let eq = EquivalenceProperties::new_with_orderings(schema.clone(), [ordering]);
-            (schema, eq)
-        } else {
-            (projected.clone(), EquivalenceProperties::new(projected))
+        let width = projected.fields().len();
+        let all = |extra: usize| -> Vec<usize> {
+            let mut p = projection
+                .clone()
+                .unwrap_or_else(|| (0..table.fields().len()).collect());
+            p.push(extra);
+            p
+        };
+        let (schema, inner, key) = match merge {
+            Merge::Whole => (projected, projection.clone(), None),
+            // The part's table has the order column after the table's.
+            Merge::Listing => (
+                with_listing_order(&projected),
+                projection.as_ref().map(|_| all(table.fields().len())),
+                Some(width),
+            ),
+            Merge::Source => {
+                let at = table.index_of("source")?;
+                match &projection {
+                    None => (projected, None, Some(at)),
+                    Some(p) => match p.iter().position(|&i| i == at) {
+                        Some(k) => (projected, projection.clone(), Some(k)),
+                        None => {
+                            let inner = all(at);
+                            (Arc::new(table.project(&inner)?), Some(inner), Some(width))
+                        }
+                    },
+                }
+            }
+        };
+        let eq = match key {
+            Some(k) => {
+                let ordering = LexOrdering::new([PhysicalSortExpr::new_default(Arc::new(
+                    Column::new(schema.field(k).name(), k),
+                ))])
+                .expect("one sort expression");
+                EquivalenceProperties::new_with_orderings(schema.clone(), [ordering])
+            }
+            None => EquivalenceProperties::new(schema.clone()),
         };
         let properties = Arc::new(PlanProperties::new(
             eq,
@@ -340,8 +393,11 @@ impl CallExec {
             name,
             args,
             projection,
-            shared,
+            merge,
+            inner,
             schema,
+            width,
+            key,
             parts,
             properties,
         })
@@ -355,27 +411,15 @@ impl CallExec {
         })
     }
 
-    /// The rows of `share`'s part (all rows with none).
+    /// The rows of `share`'s part (of the whole call with none).
     fn run(&self, share: Option<Share>) -> SendableRecordBatchStream {
         let state = with_share(&self.base, share);
         let name = self.name.clone();
         let args = self.args.clone();
-        let projection = self.projection.clone();
-        let shared = share.is_some();
+        let inner = self.inner.clone();
         let run = async move {
             let provider = call(&state, &name, &args)?;
-            // A shared part's table has the order column last: it is read too.
-            let width = provider.schema().fields().len();
-            let projection = match (projection, shared) {
-                (Some(mut p), true) => {
-                    p.push(width - 1);
-                    Some(p)
-                }
-                (p, _) => p,
-            };
-            let plan = provider
-                .scan(&state, projection.as_ref(), &[], None)
-                .await?;
+            let plan = provider.scan(&state, inner.as_ref(), &[], None).await?;
             execute_stream(plan, Arc::new(TaskContext::from(&state)))
         };
         Box::pin(RecordBatchStreamAdapter::new(
@@ -440,7 +484,6 @@ impl ExecutionPlan for CallExec {
             self.name.clone(),
             self.args.clone(),
             self.projection.clone(),
-            self.shared,
             &self.table_schema()?,
             parts,
         )?))
@@ -465,7 +508,7 @@ impl ExecutionPlan for CallExec {
         use datafusion::arrow::datatypes::UInt64Type;
         let parts = self.parts.execute(partition, ctx)?;
         let this = self.clone();
-        let shared = self.shared;
+        let split = self.merge != Merge::Whole;
         // Each row of the partition is a part to run (one, unless a task
         // was handed its parts otherwise).
         let rows = parts
@@ -485,7 +528,7 @@ impl ExecutionPlan for CallExec {
             .try_flatten();
         let this = Arc::new(this);
         let out = rows
-            .map_ok(move |share| this.run(shared.then_some(share)))
+            .map_ok(move |share| this.run(split.then_some(share)))
             .try_flatten();
         Ok(Box::pin(RecordBatchStreamAdapter::new(
             self.schema.clone(),
@@ -620,7 +663,6 @@ impl PhysicalExtensionCodec for PhysicalCodec {
             wire.name.clone(),
             args,
             wire.projection,
-            SHARED.contains(&wire.name.as_str()),
             &table,
             parts.clone(),
         )?))
@@ -683,7 +725,20 @@ pub fn cluster_state(local: &SessionContext) -> SessionState {
 /// A client session: the SQL is planned by the scheduler at `url`
 /// (`df://HOST:PORT`) and run by its executors.
 pub async fn client(url: &str, local: &SessionContext) -> Result<SessionContext> {
-    SessionContext::remote_with_state(url, cluster_state(local)).await
+    let ctx = SessionContext::remote_with_state(url, cluster_state(local)).await?;
+    // Ballista's session keeps only DataFusion's own functions: quarry's
+    // (`llm`, `segment`, `normalize_doi`, ...) go back in.
+    let state = local.state();
+    for f in state.scalar_functions().values() {
+        ctx.register_udf(f.as_ref().clone());
+    }
+    for f in state.aggregate_functions().values() {
+        ctx.register_udaf(f.as_ref().clone());
+    }
+    for f in state.window_functions().values() {
+        ctx.register_udwf(f.as_ref().clone());
+    }
+    Ok(ctx)
 }
 
 /// Starts a scheduler on `bind` (port 0: any free one) in this process; its

@@ -121,6 +121,12 @@ pub struct Share {
     pub count: usize,
 }
 
+/// The part of its corpus a session's corpus functions read, as an
+/// extension of its configuration: `None` (the whole corpus) is set where a
+/// run's own stages read the documents they were handed.
+#[derive(Debug, Clone, Copy)]
+pub struct PartOf(pub Option<Share>);
+
 impl Share {
     /// Whether `entry` is in this part.
     pub fn holds(&self, entry: &Entry) -> bool {

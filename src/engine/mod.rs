@@ -39,7 +39,7 @@ pub mod staged;
 
 use staged::{physical, plan_stages, private_state, run_stages, Stages};
 
-use crate::corpus::CorpusOptions;
+use crate::corpus::{CorpusOptions, Share};
 use crate::ingest::Document;
 use crate::source::Source;
 use crate::store::results::RunStore;
@@ -235,10 +235,15 @@ fn run_documents(
     run: &Run,
     source: Arc<Source>,
     opts: crate::corpus::CorpusOptions,
+    share: Option<Share>,
 ) -> futures::stream::BoxStream<'static, crate::error::Result<Document>> {
     match &run.records {
+        // Records are not split: the first part reads them all.
+        Some(_) if share.is_some_and(|s| s.index > 0) => futures::stream::empty().boxed(),
         Some(r) => r.screening_documents(run.store.clone(), opts.ingest),
-        None => crate::corpus::documents(source, run.store.clone(), opts, false),
+        None => crate::corpus::listed_documents(source, run.store.clone(), opts, false, share)
+            .map(|d| d.map(|(_, d)| d))
+            .boxed(),
     }
 }
 
@@ -266,7 +271,8 @@ async fn check_plan(
     if let Some((spec, _)) = &mut tokenizer_spec {
         spec.tokenizer = opts.ingest.tokenizer;
     }
-    let docs = run_documents(run, source, opts);
+    // The whole run's, whichever part of it this process runs.
+    let docs = run_documents(run, source, opts, None);
     let counts = docs
         .chunks(PLAN_BATCH)
         .map(|docs| {
@@ -405,6 +411,10 @@ pub fn run_table(base: &SessionState, mut run: Run) -> Result<Arc<dyn TableProvi
     };
     let part = RunPartition {
         base: base.clone(),
+        share: base
+            .config()
+            .get_extension::<crate::corpus::PartOf>()
+            .and_then(|s| s.0),
         run: Arc::new(run),
         results,
         schema: schema.clone(),
@@ -420,6 +430,9 @@ pub fn run_table(base: &SessionState, mut run: Run) -> Result<Arc<dyn TableProvi
 
 struct RunPartition {
     base: SessionState,
+    /// The part of the corpus this process runs, on a cluster: its
+    /// documents' rows (the store and the response cache are shared).
+    share: Option<Share>,
     run: Arc<Run>,
     /// The run's tables in the store.
     results: Option<RunStore>,
@@ -444,6 +457,7 @@ impl PartitionStream for RunPartition {
         let (base, run) = (self.base.clone(), self.run.clone());
         let results = self.results.clone();
         let registered = Arc::new(AtomicBool::new(false));
+        let share = self.share;
         let windows = futures::stream::once(async move {
             let source = Source::parse(&run.source).map_err(DataFusionError::from)?;
             let opts = run.opts.clone();
@@ -464,7 +478,7 @@ impl PartitionStream for RunPartition {
                 _ => None,
             };
             let ingest = opts.ingest.clone();
-            let docs = run_documents(&run, source.clone(), opts);
+            let docs = run_documents(&run, source.clone(), opts, share);
             Ok::<_, DataFusionError>(
                 docs.chunks(run.window.max(1))
                     .map(move |w| {
@@ -503,8 +517,12 @@ impl PartitionStream for RunPartition {
         // Once every window is through: what the store holds of files no
         // longer listed is cleared (see [`Publish::finish`]).
         let (run, results) = (self.run.clone(), self.results.clone());
+        let first = self.share.is_none_or(|s| s.index == 0);
         let finish = futures::stream::once(async move {
-            finish_run(&run, results.as_ref()).await?;
+            // On a cluster, the first part clears (for the whole listing).
+            if first {
+                finish_run(&run, results.as_ref()).await?;
+            }
             Ok::<_, DataFusionError>(None)
         });
         let windows = windows

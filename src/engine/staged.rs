@@ -115,6 +115,10 @@ pub(crate) fn private_state(
     if let Some(p) = preset {
         state.config_mut().set_extension(p);
     }
+    // A stage reads what it is handed, never a cluster's part of a corpus.
+    state
+        .config_mut()
+        .set_extension(Arc::new(crate::corpus::PartOf(None)));
     Ok((state, schema))
 }
 

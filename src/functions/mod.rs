@@ -98,8 +98,8 @@ pub fn preset_of(args: &TableFunctionArgs) -> Option<Arc<Preset>> {
 pub fn share_of(args: &TableFunctionArgs) -> Option<crate::corpus::Share> {
     args.session()
         .config()
-        .get_extension::<crate::corpus::Share>()
-        .map(|s| *s)
+        .get_extension::<crate::corpus::PartOf>()
+        .and_then(|s| s.0)
 }
 
 /// The column a shared corpus table adds: each row's document's position in

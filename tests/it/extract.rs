@@ -11,7 +11,7 @@ use crate::common::{
     stdout_of, table, walk_files,
 };
 
-const PROTOCOL: &str = r#"
+pub(crate) const PROTOCOL: &str = r#"
 name = "seed example"
 [[fields]]
 name = "design"
@@ -29,7 +29,7 @@ const SEED_REPLY: &str = r#"{"design":"randomised controlled trial","n":120,
     "design__quote":"We ran a randomised controlled trial.","n__quote":"We enrolled 120 participants."}"#;
 
 /// A protocol file in `dir` with this text.
-fn protocol_file(dir: &Path, text: impl AsRef<str>) -> std::path::PathBuf {
+pub(crate) fn protocol_file(dir: &Path, text: impl AsRef<str>) -> std::path::PathBuf {
     let proto = dir.join("protocol.toml");
     std::fs::write(&proto, text.as_ref()).unwrap();
     proto
@@ -119,7 +119,7 @@ fn rule(needle: &str, actions: Vec<Action>) -> Rule {
 /// quote, a number the quote does not state, a value that is not its type,
 /// some and all requests failing, a duplicate, a reply cut off mid-JSON, a
 /// corrupt file.
-fn fifty_documents(dir: &Path) -> (std::path::PathBuf, Vec<Rule>) {
+pub(crate) fn fifty_documents(dir: &Path) -> (std::path::PathBuf, Vec<Rule>) {
     use serde_json::json;
     let corpus = dir.join("corpus");
     std::fs::create_dir(&corpus).unwrap();
