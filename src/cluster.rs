@@ -742,8 +742,14 @@ pub async fn client(url: &str, local: &SessionContext) -> Result<SessionContext>
 }
 
 /// Starts a scheduler on `bind` (port 0: any free one) in this process; its
-/// sessions are `local`'s. Returns where it listens.
-pub async fn scheduler(bind: SocketAddr, local: &SessionContext) -> Result<SocketAddr> {
+/// sessions are `local`'s. An executor not heard from for `executor_timeout`
+/// is taken for dead: its tasks, and the results it held, run again on the
+/// others. Returns where it listens.
+pub async fn scheduler(
+    bind: SocketAddr,
+    executor_timeout: std::time::Duration,
+    local: &SessionContext,
+) -> Result<SocketAddr> {
     use ballista_core::serde::protobuf::scheduler_grpc_server::SchedulerGrpcServer;
     use ballista_core::serde::BallistaCodec;
     use ballista_core::utils::{create_grpc_server, GrpcServerConfig};
@@ -780,10 +786,13 @@ pub async fn scheduler(bind: SocketAddr, local: &SessionContext) -> Result<Socke
         addr.to_string(),
         cluster,
         codec,
-        Arc::new(
-            SchedulerConfig::default()
-                .with_scheduler_policy(ballista_core::config::TaskSchedulingPolicy::PullStaged),
-        ),
+        Arc::new(SchedulerConfig {
+            executor_timeout_seconds: executor_timeout.as_secs().max(2),
+            expire_dead_executor_interval_seconds: (executor_timeout.as_secs() / 4).max(1),
+            no_executors_grace_period_seconds: executor_timeout.as_secs().max(2),
+            ..SchedulerConfig::default()
+                .with_scheduler_policy(ballista_core::config::TaskSchedulingPolicy::PullStaged)
+        }),
         default_metrics_collector().map_err(to_df)?,
     );
     server.init().await.map_err(to_df)?;
@@ -822,6 +831,12 @@ pub async fn executor(scheduler: &str, slots: usize, local: &SessionContext) -> 
         .await
         .map_err(to_df)
 }
+
+/// How long a scheduler waits for an executor's heartbeat by default.
+pub const EXECUTOR_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30);
+
+/// How often an executor process tells the scheduler it is alive.
+const HEARTBEAT_SECONDS: u64 = 2;
 
 /// Where an executor process listens and whom it works for.
 #[derive(Debug, Clone)]
@@ -866,6 +881,7 @@ pub async fn executor_process(opts: ExecutorOptions, local: &SessionContext) -> 
         task_scheduling_policy: ballista_core::config::TaskSchedulingPolicy::PullStaged,
         work_dir: opts.work_dir,
         print_thread_info: false,
+        executor_heartbeat_interval_seconds: HEARTBEAT_SECONDS,
         override_function_registry: Some(Arc::new(BallistaFunctionRegistry::from(&state))),
         override_config_producer: Some(Arc::new(move || config.clone())),
         override_runtime_producer: Some(Arc::new(move |_| Ok(runtime.clone()))),
@@ -881,7 +897,12 @@ pub async fn executor_process(opts: ExecutorOptions, local: &SessionContext) -> 
 /// A scheduler and `executors` executors of `slots` task slots each in this
 /// process (for tests and one machine): the URL a [`client`] connects to.
 pub async fn standalone(local: &SessionContext, executors: usize, slots: usize) -> Result<String> {
-    let addr = scheduler("127.0.0.1:0".parse().expect("an address"), local).await?;
+    let addr = scheduler(
+        "127.0.0.1:0".parse().expect("an address"),
+        EXECUTOR_TIMEOUT,
+        local,
+    )
+    .await?;
     let http = format!("http://127.0.0.1:{}", addr.port());
     for _ in 0..executors.max(1) {
         executor(&http, slots, local).await?;

@@ -75,6 +75,10 @@ enum Command {
         /// Where to listen for clients and executors.
         #[arg(long, default_value = "127.0.0.1:50050")]
         bind: std::net::SocketAddr,
+        /// Seconds without an executor's heartbeat (sent every 2 s) before it is taken for dead and
+        /// its tasks run again elsewhere.
+        #[arg(long, default_value_t = 30)]
+        executor_timeout: u64,
         /// The store the executors share (a folder all of them see, or s3://bucket/prefix/).
         #[arg(long, default_value = "./.quarry/", env = "QUARRY_STORE")]
         store: String,
@@ -366,12 +370,18 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
         #[cfg(feature = "cluster")]
         Command::Scheduler {
             bind,
+            executor_timeout,
             store,
             no_store,
             config,
         } => {
             let ctx = cluster_session(store, no_store, config)?;
-            let addr = quarry::cluster::scheduler(bind, &ctx).await?;
+            let addr = quarry::cluster::scheduler(
+                bind,
+                std::time::Duration::from_secs(executor_timeout),
+                &ctx,
+            )
+            .await?;
             eprintln!("quarry scheduler: listening on {addr}; executors: quarry executor --scheduler {addr}; clients: quarry sql --cluster df://{addr}");
             std::future::pending::<()>().await;
             Ok(())

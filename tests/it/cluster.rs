@@ -185,3 +185,157 @@ async fn extract_on_a_cluster_gives_one_processs_rows_and_pays_once() {
     assert_eq!(a, c);
     assert_eq!(many_srv.count(), before, "a second run sent requests");
 }
+
+/// An executor process.
+struct Executor(std::process::Child);
+
+impl Drop for Executor {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// Starts `quarry executor` for the scheduler on `port`, with the store and
+/// the model configuration of `dir`.
+fn executor_process(port: u16, store: &str, config: &std::path::Path) -> Executor {
+    let free = || {
+        std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port()
+    };
+    let (flight, grpc) = (free(), free());
+    Executor(
+        crate::common::quarry()
+            .args(["executor", "--scheduler"])
+            .arg(format!("127.0.0.1:{port}"))
+            .args([
+                "--port",
+                &flight.to_string(),
+                "--grpc-port",
+                &grpc.to_string(),
+            ])
+            .args(["--slots", "2", "--store", store, "--config"])
+            .arg(config)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("quarry executor starts"),
+    )
+}
+
+/// An executor killed (SIGKILL) while its parts of an `extract` wait on the
+/// model: the scheduler takes it for dead, its parts run again on the other
+/// executor, the rows are one process's, and no answered request is sent
+/// again (the answers were in the shared store's response cache).
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn an_executor_killed_during_extract_changes_nothing() {
+    use quarry::model::test_server::TestServer;
+    use std::time::{Duration, Instant};
+    let dir = tempfile::tempdir().unwrap();
+    let (corpus, rules) = crate::extract::fifty_documents(dir.path());
+    let s3 = bucket("cluster-kill").await;
+    upload(&s3, &corpus, "corpus").await;
+    let proto = crate::extract::protocol_file(
+        dir.path(),
+        format!(
+            "{}\n[segment]\nmethod = \"paragraph\"\nmax_tokens = 50\noverlap_tokens = 0\n",
+            crate::extract::PROTOCOL
+        ),
+    );
+    let one_srv = TestServer::start(rules.clone(), Duration::ZERO)
+        .await
+        .unwrap();
+    let many_srv = TestServer::start(rules, Duration::ZERO).await.unwrap();
+    let (d1, d2) = (dir.path().join("one"), dir.path().join("many"));
+    std::fs::create_dir_all(&d1).unwrap();
+    std::fs::create_dir_all(&d2).unwrap();
+    let one = scripted(&one_srv.base_url(), &d1, "s3://cluster-kill/one/");
+    let store = "s3://cluster-kill/many/";
+    let shared = scripted(&many_srv.base_url(), &d2, store);
+    let addr = quarry::cluster::scheduler(
+        "127.0.0.1:0".parse().unwrap(),
+        Duration::from_secs(4),
+        &shared,
+    )
+    .await
+    .unwrap();
+    let cfg = d2.join("quarry.toml");
+    let mut first = Some(executor_process(addr.port(), store, &cfg));
+    let _second = executor_process(addr.port(), store, &cfg);
+    let client = quarry::cluster::client(&format!("df://127.0.0.1:{}", addr.port()), &shared)
+        .await
+        .unwrap();
+    client
+        .sql("SET datafusion.execution.target_partitions = 4")
+        .await
+        .unwrap();
+    let q = format!(
+        "SELECT source, design, n, n_filled, n_unverified, conflicts, status, duplicate_of, \
+         regexp_replace(error, '127\\.0\\.0\\.1:[0-9]+', 'SERVER') AS error \
+         FROM extract('s3://cluster-kill/corpus/', '{}') ORDER BY source",
+        proto.display()
+    );
+    let want = table(&one, &q).await;
+    let total = one_srv.count();
+    // Answer a third of the run, hold the rest, kill an executor, go on.
+    many_srv.hold_after(total / 3);
+    let run = {
+        let (client, q) = (client.clone(), q.clone());
+        tokio::spawn(async move { table(&client, &q).await })
+    };
+    let start = Instant::now();
+    while many_srv.count() <= total / 3 + 1 {
+        assert!(
+            start.elapsed() < Duration::from_secs(120),
+            "the run did not start"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let before = crate::common::answered(&many_srv);
+    drop(first.take()); // SIGKILL
+                        // What had arrived and was held, unanswered, at the kill: the killed
+                        // executor's are answered into a closed connection at the release and
+                        // sent again by the part that runs again (as a model provider would have
+                        // been paid for them: the bound on what a kill costs twice).
+    let held: Vec<String> = many_srv
+        .requests()
+        .iter()
+        .map(|r| r.body["messages"].to_string())
+        .filter(|m| !before.contains(m))
+        .collect();
+    many_srv.release();
+    let got = tokio::time::timeout(Duration::from_secs(240), run)
+        .await
+        .expect("the run finished after the kill")
+        .unwrap();
+    assert_eq!(want, got);
+    // Nothing answered before the kill was answered again.
+    let all = crate::common::answered(&many_srv);
+    let again: Vec<&String> = all[before.len()..]
+        .iter()
+        .filter(|a| before.contains(a))
+        .collect();
+    assert!(again.is_empty(), "sent again after an answer: {again:#?}");
+    // Every request one process sends, and besides those only requests
+    // held at the kill, each at most once more.
+    let mut extra = all.clone();
+    for m in crate::common::answered(&one_srv) {
+        let at = extra
+            .iter()
+            .position(|x| *x == m)
+            .unwrap_or_else(|| panic!("never sent on the cluster: {m}"));
+        extra.swap_remove(at);
+    }
+    for m in &extra {
+        assert!(held.contains(m), "sent twice, not held at the kill: {m}");
+    }
+    assert!(
+        extra.len() <= held.len(),
+        "{} extra, {} held",
+        extra.len(),
+        held.len()
+    );
+}
