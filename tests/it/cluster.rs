@@ -98,10 +98,15 @@ async fn a_cluster_gives_what_one_process_gives() {
 /// A session whose model is the scripted server at `url`, its store at
 /// `store` (its quarry.toml written into `dir`).
 fn scripted(url: &str, dir: &std::path::Path, store: &str) -> SessionContext {
+    scripted_with(url, dir, store, "")
+}
+
+/// [`scripted`] with `extra` at the end of its quarry.toml.
+fn scripted_with(url: &str, dir: &std::path::Path, store: &str, extra: &str) -> SessionContext {
     let cfg = dir.join("quarry.toml");
     std::fs::write(
         &cfg,
-        format!("[model]\nname = \"gpt-4o-mini\"\n[endpoints.default]\nbase_url = \"{url}\"\nbackoff_initial_ms = 5\nmax_attempts = 2\n"),
+        format!("[model]\nname = \"gpt-4o-mini\"\n[endpoints.default]\nbase_url = \"{url}\"\nbackoff_initial_ms = 5\nmax_attempts = 2\n{extra}"),
     )
     .unwrap();
     quarry::session(&quarry::Settings {
@@ -338,4 +343,64 @@ async fn an_executor_killed_during_extract_changes_nothing() {
         extra.len(),
         held.len()
     );
+}
+
+/// A run over its call ceiling is refused on the cluster before any request
+/// (every part checks the whole run), and one at its ceiling runs.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_cluster_run_over_its_ceiling_sends_nothing() {
+    use quarry::model::test_server::TestServer;
+    use std::time::Duration;
+    let dir = tempfile::tempdir().unwrap();
+    let files: Vec<(String, String)> = (0..40)
+        .map(|i| {
+            (
+                format!("t{i:02}.txt"),
+                format!("Trial T{i:02}. We enrolled {i} participants."),
+            )
+        })
+        .collect();
+    let files: Vec<(&str, &str)> = files
+        .iter()
+        .map(|(a, b)| (a.as_str(), b.as_str()))
+        .collect();
+    let corpus = crate::common::corpus_with(dir.path(), &files);
+    let proto = crate::extract::protocol_file(dir.path(), crate::extract::PROTOCOL);
+    let srv = TestServer::start(vec![], Duration::ZERO).await.unwrap();
+    let q = format!(
+        "SELECT status, count(*) AS n FROM extract('{}', '{}') GROUP BY status",
+        corpus.display(),
+        proto.display()
+    );
+    for (limit, refused) in [(39, true), (40, false)] {
+        let d = dir.path().join(format!("limit{limit}"));
+        std::fs::create_dir_all(&d).unwrap();
+        let shared = scripted_with(
+            &srv.base_url(),
+            &d,
+            &d.join("store").display().to_string(),
+            &format!("[limits]\nmax_total_calls = {limit}\n"),
+        );
+        let url = quarry::cluster::standalone(&shared, 2, 2).await.unwrap();
+        let client = quarry::cluster::client(&url, &shared).await.unwrap();
+        client
+            .sql("SET datafusion.execution.target_partitions = 4")
+            .await
+            .unwrap();
+        let got = crate::common::sql(&client, &q).await;
+        if refused {
+            let err = got.unwrap_err().to_string();
+            assert!(
+                err.contains("call_cap") && err.contains("at least 40 model calls"),
+                "{err}"
+            );
+            assert_eq!(srv.count(), 0, "refused before any request");
+        } else {
+            let t = datafusion::arrow::util::pretty::pretty_format_batches(&got.unwrap())
+                .unwrap()
+                .to_string();
+            assert!(t.contains("| ok     | 40 |"), "{t}");
+            assert_eq!(srv.count(), 40);
+        }
+    }
 }

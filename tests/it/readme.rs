@@ -98,6 +98,51 @@ fn examples(readme: &str) -> Vec<(String, String)> {
 /// model server (SmolLM2 on llama.cpp) and points them at its own port.
 const README_MODEL_PORT: &str = "127.0.0.1:8081";
 
+/// The scheduler the README's cluster examples name; the test starts a
+/// scheduler and two executors (`quarry scheduler`, `quarry executor`, as
+/// the README starts them) on ports of its own and points them there.
+const README_CLUSTER: &str = "127.0.0.1:50050";
+
+/// The port of the test's cluster, started once; a watchdog stops its
+/// processes when this test binary exits.
+fn cluster_port() -> u16 {
+    static PORT: std::sync::OnceLock<u16> = std::sync::OnceLock::new();
+    *PORT.get_or_init(|| {
+        let free = || {
+            std::net::TcpListener::bind("127.0.0.1:0")
+                .unwrap()
+                .local_addr()
+                .unwrap()
+                .port()
+        };
+        let (s, e1, g1, e2, g2) = (free(), free(), free(), free(), free());
+        let q = env!("CARGO_BIN_EXE_quarry");
+        let script = format!(
+            "{q} scheduler --bind 127.0.0.1:{s} --no-store & a=$!; sleep 1; \
+             {q} executor --scheduler 127.0.0.1:{s} --port {e1} --grpc-port {g1} --no-store & b=$!; \
+             {q} executor --scheduler 127.0.0.1:{s} --port {e2} --grpc-port {g2} --no-store & c=$!; \
+             while kill -0 {} 2>/dev/null; do sleep 1; done; kill $a $b $c",
+            std::process::id()
+        );
+        std::process::Command::new("sh")
+            .args(["-c", &script])
+            .current_dir(crate::common::root())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("sh starts the cluster");
+        let start = std::time::Instant::now();
+        while std::net::TcpStream::connect(("127.0.0.1", s)).is_err() {
+            assert!(
+                start.elapsed() < std::time::Duration::from_secs(30),
+                "quarry scheduler did not start on port {s}"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+        s
+    })
+}
+
 /// Runs one README command and returns what it printed (stdout, then stderr).
 /// Leading `NAME=value` words are environment variables, as in a shell.
 fn run_example(cmd: &str, store: &std::path::Path) -> String {
@@ -106,6 +151,12 @@ fn run_example(cmd: &str, store: &std::path::Path) -> String {
         let here = format!("127.0.0.1:{}", crate::llama::port());
         for w in &mut words {
             *w = w.replace(README_MODEL_PORT, &here);
+        }
+    }
+    if words.iter().any(|w| w.contains(README_CLUSTER)) {
+        let here = format!("127.0.0.1:{}", cluster_port());
+        for w in &mut words {
+            *w = w.replace(README_CLUSTER, &here);
         }
     }
     let n_env = words
