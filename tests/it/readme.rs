@@ -106,8 +106,9 @@ const README_CLUSTER: &str = "127.0.0.1:50050";
 /// The port of the test's cluster, started once; a watchdog stops its
 /// processes when this test binary exits.
 fn cluster_port() -> u16 {
-    static PORT: std::sync::OnceLock<u16> = std::sync::OnceLock::new();
-    *PORT.get_or_init(|| {
+    static CLUSTER: std::sync::OnceLock<(u16, std::process::Child)> = std::sync::OnceLock::new();
+    CLUSTER
+        .get_or_init(|| {
         let free = || {
             std::net::TcpListener::bind("127.0.0.1:0")
                 .unwrap()
@@ -124,7 +125,7 @@ fn cluster_port() -> u16 {
              while kill -0 {} 2>/dev/null; do sleep 1; done; kill $a $b $c",
             std::process::id()
         );
-        std::process::Command::new("sh")
+        let child = std::process::Command::new("sh")
             .args(["-c", &script])
             .current_dir(crate::common::root())
             .stdout(std::process::Stdio::null())
@@ -139,8 +140,9 @@ fn cluster_port() -> u16 {
             );
             std::thread::sleep(std::time::Duration::from_millis(100));
         }
-        s
+        (s, child)
     })
+    .0
 }
 
 /// Runs one README command and returns what it printed (stdout, then stderr).
