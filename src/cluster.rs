@@ -1,6 +1,6 @@
-//! The same SQL on a Ballista cluster (feature `cluster`): a scheduler plans,
-//! executors run the plan's parts, the client only sends SQL's logical plan
-//! and reads the result.
+//! The same SQL on a Ballista cluster (feature `cluster`, on by default): a
+//! scheduler plans, executors run the plan's parts, the client only sends
+//! the SQL's logical plan and reads the result.
 //!
 //! What crosses the wire for quarry's functions is the call, never a table:
 //! `documents('s3://b/papers/', 'recursive=true')` travels as its name and
@@ -13,8 +13,11 @@
 //! files its [`Share`] holds (chosen by file size, so byte-identical copies
 //! meet in one part and the later ones are marked duplicates there), and
 //! its rows carry their document's position in the whole listing, by which
-//! one merge puts the parts back into the order a single process gives.
-//! Every other table function runs whole, as one part on one executor.
+//! one merge puts the parts back into the order a single process gives. A
+//! run (`extract`, `evidence`, `screen`) is split the same way: each part
+//! runs the model stages over its documents against the shared store and
+//! response cache, and the parts are merged on `source`. Every other table
+//! function runs whole, as one part on one executor.
 //!
 //! ```no_run
 //! # async fn demo() -> datafusion::error::Result<()> {
