@@ -299,6 +299,10 @@ async fn an_executor_killed_during_extract_changes_nothing() {
         );
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
+    // An answer is the cache's once its put to the store has returned: give
+    // the answers just given time to land (a reply in the air at a kill is
+    // a request in flight, sent again, like one held).
+    tokio::time::sleep(Duration::from_secs(3)).await;
     let before = crate::common::answered(&many_srv);
     drop(first.take()); // SIGKILL
                         // What had arrived and was held, unanswered, at the kill: the killed
