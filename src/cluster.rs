@@ -312,6 +312,8 @@ pub struct CallExec {
     base: Arc<SessionState>,
     name: String,
     args: Vec<ScalarValue>,
+    /// The whole table's columns (before the projection).
+    table: SchemaRef,
     /// The columns the query reads.
     projection: Option<Vec<usize>>,
     merge: Merge,
@@ -395,6 +397,7 @@ impl CallExec {
             base,
             name,
             args,
+            table: table.clone(),
             projection,
             merge,
             inner,
@@ -487,7 +490,7 @@ impl ExecutionPlan for CallExec {
             self.name.clone(),
             self.args.clone(),
             self.projection.clone(),
-            &self.table_schema()?,
+            &self.table,
             parts,
         )?))
     }
@@ -537,13 +540,6 @@ impl ExecutionPlan for CallExec {
             self.schema.clone(),
             out,
         )))
-    }
-}
-
-impl CallExec {
-    /// The whole table's schema (before the projection), from the function.
-    fn table_schema(&self) -> Result<SchemaRef> {
-        Ok(call(&self.base, &self.name, &self.args)?.schema())
     }
 }
 

@@ -117,60 +117,93 @@ fn scripted_with(url: &str, dir: &std::path::Path, store: &str, extra: &str) -> 
     .expect("session")
 }
 
+/// `extract`'s 50-document corpus with every kind of reply on the S3 bucket
+/// `NAME` (`s3://NAME/corpus/`): one process's scripted server and session
+/// (store `s3://NAME/one/`), a second server and session for the cluster
+/// (store `s3://NAME/many/`, quarry.toml in `many_dir`), and the query both
+/// run (the servers' ports in error messages made one).
+struct Fifty {
+    _dir: tempfile::TempDir,
+    one_srv: quarry::model::test_server::TestServer,
+    many_srv: quarry::model::test_server::TestServer,
+    one: SessionContext,
+    shared: SessionContext,
+    many_dir: std::path::PathBuf,
+    many_store: String,
+    query: String,
+}
+
+impl Fifty {
+    /// One server each, as a rule's replies are taken in order; the
+    /// cluster's answers after `latency`.
+    async fn on_s3(name: &str, latency: std::time::Duration) -> Self {
+        use quarry::model::test_server::TestServer;
+        let dir = tempfile::tempdir().unwrap();
+        let (corpus, rules) = crate::extract::fifty_documents(dir.path());
+        let s3 = bucket(name).await;
+        upload(&s3, &corpus, "corpus").await;
+        let proto = crate::extract::protocol_file(
+            dir.path(),
+            format!(
+                "{}\n[segment]\nmethod = \"paragraph\"\nmax_tokens = 50\noverlap_tokens = 0\n",
+                crate::extract::PROTOCOL
+            ),
+        );
+        let one_srv = TestServer::start(rules.clone(), std::time::Duration::ZERO)
+            .await
+            .unwrap();
+        let many_srv = TestServer::start(rules, latency).await.unwrap();
+        let (one_dir, many_dir) = (dir.path().join("one"), dir.path().join("many"));
+        std::fs::create_dir_all(&one_dir).unwrap();
+        std::fs::create_dir_all(&many_dir).unwrap();
+        let one = scripted(&one_srv.base_url(), &one_dir, &format!("s3://{name}/one/"));
+        let many_store = format!("s3://{name}/many/");
+        let shared = scripted(&many_srv.base_url(), &many_dir, &many_store);
+        let query = format!(
+            "SELECT source, design, n, n_filled, n_unverified, conflicts, status, duplicate_of, \
+             regexp_replace(error, '127\\.0\\.0\\.1:[0-9]+', 'SERVER') AS error \
+             FROM extract('s3://{name}/corpus/', '{}') ORDER BY source",
+            proto.display()
+        );
+        Fifty {
+            _dir: dir,
+            one_srv,
+            many_srv,
+            one,
+            shared,
+            many_dir,
+            many_store,
+            query,
+        }
+    }
+}
+
 /// `extract` over 50 documents with every kind of reply, split between two
 /// executors: the same rows as one process, each request sent as often as
 /// one process sends it, and a second run on the cluster sends nothing (the
 /// response cache and the run's rows are in the shared store).
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn extract_on_a_cluster_gives_one_processs_rows_and_pays_once() {
-    use quarry::model::test_server::TestServer;
-    use std::time::Duration;
-    let dir = tempfile::tempdir().unwrap();
-    let (corpus, rules) = crate::extract::fifty_documents(dir.path());
-    let s3 = bucket("cluster-extract").await;
-    upload(&s3, &corpus, "corpus").await;
-    let proto = crate::extract::protocol_file(
-        dir.path(),
-        format!(
-            "{}\n[segment]\nmethod = \"paragraph\"\nmax_tokens = 50\noverlap_tokens = 0\n",
-            crate::extract::PROTOCOL
-        ),
-    );
-    // One server each: a rule's replies are taken in order.
-    let one_srv = TestServer::start(rules.clone(), Duration::ZERO)
-        .await
-        .unwrap();
-    let many_srv = TestServer::start(rules, Duration::from_millis(5))
-        .await
-        .unwrap();
-    let (d1, d2) = (dir.path().join("one"), dir.path().join("many"));
-    std::fs::create_dir_all(&d1).unwrap();
-    std::fs::create_dir_all(&d2).unwrap();
-    let one = scripted(&one_srv.base_url(), &d1, "s3://cluster-extract/one/");
-    let shared = scripted(&many_srv.base_url(), &d2, "s3://cluster-extract/many/");
+    let f = Fifty::on_s3("cluster-extract", std::time::Duration::from_millis(5)).await;
+    let (one, one_srv, shared, many_srv, q) =
+        (&f.one, &f.one_srv, &f.shared, &f.many_srv, &f.query);
     shared
         .sql("SET datafusion.execution.target_partitions = 4")
         .await
         .unwrap();
-    let url = quarry::cluster::standalone(&shared, 2, 2).await.unwrap();
-    let client = quarry::cluster::client(&url, &shared).await.unwrap();
+    let url = quarry::cluster::standalone(shared, 2, 2).await.unwrap();
+    let client = quarry::cluster::client(&url, shared).await.unwrap();
     client
         .sql("SET datafusion.execution.target_partitions = 4")
         .await
         .unwrap();
-    let q = format!(
-        "SELECT source, design, n, n_filled, n_unverified, conflicts, status, duplicate_of, \
-         regexp_replace(error, '127\\.0\\.0\\.1:[0-9]+', 'SERVER') AS error \
-         FROM extract('s3://cluster-extract/corpus/', '{}') ORDER BY source",
-        proto.display()
-    );
     let plan = table(&client, &format!("EXPLAIN {q}")).await;
     assert!(
         plan.contains("CallExec: extract") && plan.contains("parts=4"),
         "{plan}"
     );
-    let a = table(&one, &q).await;
-    let b = table(&client, &q).await;
+    let a = table(one, q).await;
+    let b = table(&client, q).await;
     assert_eq!(a, b);
     assert_eq!(
         a.lines().filter(|l| l.starts_with("| s3://")).count(),
@@ -178,15 +211,15 @@ async fn extract_on_a_cluster_gives_one_processs_rows_and_pays_once() {
         "{a}"
     );
     // Every request as often as one process sends it (retries included).
-    let mut sent1 = crate::common::answered(&one_srv);
-    let mut sent2 = crate::common::answered(&many_srv);
+    let mut sent1 = crate::common::answered(one_srv);
+    let mut sent2 = crate::common::answered(many_srv);
     sent1.sort();
     sent2.sort();
     assert_eq!(sent1.len(), sent2.len());
     assert_eq!(sent1, sent2);
     // Again on the cluster: the shared store answers, nothing is sent.
     let before = many_srv.count();
-    let c = table(&client, &q).await;
+    let c = table(&client, q).await;
     assert_eq!(a, c);
     assert_eq!(many_srv.count(), before, "a second run sent requests");
 }
@@ -204,13 +237,7 @@ impl Drop for Executor {
 /// Starts `quarry executor` for the scheduler on `port`, with the store and
 /// the model configuration of `dir`.
 fn executor_process(port: u16, store: &str, config: &std::path::Path) -> Executor {
-    let free = || {
-        std::net::TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port()
-    };
+    let free = crate::common::free_port;
     let (flight, grpc) = (free(), free());
     Executor(
         crate::common::quarry()
@@ -237,53 +264,28 @@ fn executor_process(port: u16, store: &str, config: &std::path::Path) -> Executo
 /// again (the answers were in the shared store's response cache).
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn an_executor_killed_during_extract_changes_nothing() {
-    use quarry::model::test_server::TestServer;
     use std::time::{Duration, Instant};
-    let dir = tempfile::tempdir().unwrap();
-    let (corpus, rules) = crate::extract::fifty_documents(dir.path());
-    let s3 = bucket("cluster-kill").await;
-    upload(&s3, &corpus, "corpus").await;
-    let proto = crate::extract::protocol_file(
-        dir.path(),
-        format!(
-            "{}\n[segment]\nmethod = \"paragraph\"\nmax_tokens = 50\noverlap_tokens = 0\n",
-            crate::extract::PROTOCOL
-        ),
-    );
-    let one_srv = TestServer::start(rules.clone(), Duration::ZERO)
-        .await
-        .unwrap();
-    let many_srv = TestServer::start(rules, Duration::ZERO).await.unwrap();
-    let (d1, d2) = (dir.path().join("one"), dir.path().join("many"));
-    std::fs::create_dir_all(&d1).unwrap();
-    std::fs::create_dir_all(&d2).unwrap();
-    let one = scripted(&one_srv.base_url(), &d1, "s3://cluster-kill/one/");
-    let store = "s3://cluster-kill/many/";
-    let shared = scripted(&many_srv.base_url(), &d2, store);
+    let f = Fifty::on_s3("cluster-kill", Duration::ZERO).await;
+    let (one, one_srv, shared, many_srv, q) =
+        (&f.one, &f.one_srv, &f.shared, &f.many_srv, &f.query);
     let addr = quarry::cluster::scheduler(
         "127.0.0.1:0".parse().unwrap(),
         Duration::from_secs(4),
-        &shared,
+        shared,
     )
     .await
     .unwrap();
-    let cfg = d2.join("quarry.toml");
-    let mut first = Some(executor_process(addr.port(), store, &cfg));
-    let _second = executor_process(addr.port(), store, &cfg);
-    let client = quarry::cluster::client(&format!("df://127.0.0.1:{}", addr.port()), &shared)
+    let cfg = f.many_dir.join("quarry.toml");
+    let mut first = Some(executor_process(addr.port(), &f.many_store, &cfg));
+    let _second = executor_process(addr.port(), &f.many_store, &cfg);
+    let client = quarry::cluster::client(&format!("df://127.0.0.1:{}", addr.port()), shared)
         .await
         .unwrap();
     client
         .sql("SET datafusion.execution.target_partitions = 4")
         .await
         .unwrap();
-    let q = format!(
-        "SELECT source, design, n, n_filled, n_unverified, conflicts, status, duplicate_of, \
-         regexp_replace(error, '127\\.0\\.0\\.1:[0-9]+', 'SERVER') AS error \
-         FROM extract('s3://cluster-kill/corpus/', '{}') ORDER BY source",
-        proto.display()
-    );
-    let want = table(&one, &q).await;
+    let want = table(one, q).await;
     let total = one_srv.count();
     // Answer a third of the run, hold the rest, kill an executor, go on.
     many_srv.hold_after(total / 3);
@@ -303,7 +305,7 @@ async fn an_executor_killed_during_extract_changes_nothing() {
     // the answers just given time to land (a reply in the air at a kill is
     // a request in flight, sent again, like one held).
     tokio::time::sleep(Duration::from_secs(3)).await;
-    let before = crate::common::answered(&many_srv);
+    let before = crate::common::answered(many_srv);
     drop(first.take()); // SIGKILL
                         // What had arrived and was held, unanswered, at the kill: the killed
                         // executor's are answered into a closed connection at the release and
@@ -322,7 +324,7 @@ async fn an_executor_killed_during_extract_changes_nothing() {
         .unwrap();
     assert_eq!(want, got);
     // Nothing answered before the kill was answered again.
-    let all = crate::common::answered(&many_srv);
+    let all = crate::common::answered(many_srv);
     let again: Vec<&String> = all[before.len()..]
         .iter()
         .filter(|a| before.contains(a))
@@ -331,7 +333,7 @@ async fn an_executor_killed_during_extract_changes_nothing() {
     // Every request one process sends, and besides those only requests
     // held at the kill, each at most once more.
     let mut extra = all.clone();
-    for m in crate::common::answered(&one_srv) {
+    for m in crate::common::answered(one_srv) {
         let at = extra
             .iter()
             .position(|x| *x == m)
@@ -356,19 +358,7 @@ async fn a_cluster_run_over_its_ceiling_sends_nothing() {
     use quarry::model::test_server::TestServer;
     use std::time::Duration;
     let dir = tempfile::tempdir().unwrap();
-    let files: Vec<(String, String)> = (0..40)
-        .map(|i| {
-            (
-                format!("t{i:02}.txt"),
-                format!("Trial T{i:02}. We enrolled {i} participants."),
-            )
-        })
-        .collect();
-    let files: Vec<(&str, &str)> = files
-        .iter()
-        .map(|(a, b)| (a.as_str(), b.as_str()))
-        .collect();
-    let corpus = crate::common::corpus_with(dir.path(), &files);
+    let corpus = crate::extract::forty_trials(dir.path());
     let proto = crate::extract::protocol_file(dir.path(), crate::extract::PROTOCOL);
     let srv = TestServer::start(vec![], Duration::ZERO).await.unwrap();
     let q = format!(

@@ -36,6 +36,15 @@ pub async fn table(ctx: &SessionContext, q: &str) -> String {
     pretty_format_batches(&b).expect("pretty").to_string()
 }
 
+/// A TCP port free on 127.0.0.1 just now.
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
 /// The quarry binary.
 pub fn quarry() -> std::process::Command {
     let mut c = std::process::Command::new(env!("CARGO_BIN_EXE_quarry"));

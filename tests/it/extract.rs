@@ -1114,12 +1114,9 @@ async fn the_repair_round_also_reads_screening_replies() {
     }
 }
 
-/// A run ceiling is checked against the whole run before anything is sent:
-/// every chunk of every document (or every document, for screening), not
-/// just the first window's.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_run_over_its_call_ceiling_is_refused_before_any_request() {
-    let dir = tempfile::tempdir().unwrap();
+/// A `corpus` folder under `dir` of 40 one-line trial reports, one chunk and
+/// one extraction request each.
+pub(crate) fn forty_trials(dir: &Path) -> std::path::PathBuf {
     let files: Vec<(String, String)> = (0..40)
         .map(|i| {
             (
@@ -1132,7 +1129,16 @@ async fn a_run_over_its_call_ceiling_is_refused_before_any_request() {
         .iter()
         .map(|(a, b)| (a.as_str(), b.as_str()))
         .collect();
-    let corpus = corpus_with(dir.path(), &files);
+    corpus_with(dir, &files)
+}
+
+/// A run ceiling is checked against the whole run before anything is sent:
+/// every chunk of every document (or every document, for screening), not
+/// just the first window's.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_over_its_call_ceiling_is_refused_before_any_request() {
+    let dir = tempfile::tempdir().unwrap();
+    let corpus = forty_trials(dir.path());
     let srv = TestServer::start(vec![], Duration::ZERO).await.unwrap();
     let proto = protocol_file(dir.path(), format!("inclusion = [\"a trial\"]\n{PROTOCOL}"));
     let (c, p) = (corpus.display(), proto.display());

@@ -109,13 +109,7 @@ fn cluster_port() -> u16 {
     static CLUSTER: std::sync::OnceLock<(u16, std::process::Child)> = std::sync::OnceLock::new();
     CLUSTER
         .get_or_init(|| {
-        let free = || {
-            std::net::TcpListener::bind("127.0.0.1:0")
-                .unwrap()
-                .local_addr()
-                .unwrap()
-                .port()
-        };
+        let free = crate::common::free_port;
         let (s, e1, g1, e2, g2) = (free(), free(), free(), free(), free());
         let q = env!("CARGO_BIN_EXE_quarry");
         let script = format!(
