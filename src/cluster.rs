@@ -10,14 +10,18 @@
 //! which never travel). A corpus function (`documents`, `inventory`,
 //! `blocks`, `chunks`, `cohort_tables`) is split into as many parts as the
 //! session's `target_partitions`: each part lists the corpus and reads the
-//! files its [`Share`] holds (chosen by file size, so byte-identical copies
-//! meet in one part and the later ones are marked duplicates there), and
+//! files its [`Share`] holds (chosen by size and a digest of the bytes, so
+//! byte-identical copies meet in one part and the later ones are marked
+//! duplicates there), and
 //! its rows carry their document's position in the whole listing, by which
 //! one merge puts the parts back into the order a single process gives. A
 //! run (`extract`, `evidence`, `screen`) is split the same way: each part
 //! runs the model stages over its documents against the shared store and
 //! response cache, and the parts are merged on `source`. Every other table
-//! function runs whole, as one part on one executor.
+//! function runs whole, as one part on one executor, and so do the
+//! session's tables (`calls`, `evidence`, `extraction`, ...), which travel
+//! as their names (`table:calls`) and are read by an executor from its own
+//! session over the same store.
 //!
 //! ```no_run
 //! # async fn demo() -> datafusion::error::Result<()> {
@@ -147,8 +151,30 @@ fn read_wire(buf: &[u8]) -> Option<Result<CallWire>> {
     )
 }
 
-/// Calls the table function `name` of `state` with `args` (literals).
+/// What begins a call's name when it reads a table of the session by its
+/// name (`calls`, `evidence`, `extraction`, ...) rather than calling a
+/// function: `table:calls`.
+const TABLE: &str = "table:";
+
+/// Calls the table function `name` of `state` with `args` (literals), or
+/// gives its table `name` (after [`TABLE`]).
 fn call(state: &SessionState, name: &str, args: &[ScalarValue]) -> Result<Arc<dyn TableProvider>> {
+    if let Some(table) = name.strip_prefix(TABLE) {
+        use futures::FutureExt;
+        let found = state
+            .schema_for_ref(TableReference::bare(table))?
+            .table(table)
+            .now_or_never();
+        return match found {
+            Some(Ok(Some(t))) => Ok(t),
+            Some(Err(e)) => Err(e),
+            _ => plan_err!(
+                "this quarry's session has no table {table}: a quarry process registers the \
+                 store's tables when it starts, so start the executors again after the run \
+                 that made it, with the client's --store"
+            ),
+        };
+    }
     let Some(f) = state.table_functions().get(name) else {
         return plan_err!(
             "this quarry has no table function {name}() (is it the same release as the client's?)"
@@ -168,9 +194,17 @@ fn with_share(base: &SessionState, share: Option<Share>) -> SessionState {
         .config()
         .clone()
         .with_extension(Arc::new(crate::corpus::PartOf(share)));
-    SessionStateBuilder::new_from_existing(base.clone())
-        .with_config(config)
-        .build()
+    reconfigured(base.clone(), config)
+}
+
+/// `state` with `config`. (A state builder handed a configuration makes
+/// the default catalog afresh when that configuration says to, and puts it
+/// into the catalog list the new state shares with `state`'s session: the
+/// session's tables, the store's `calls` among them, would be gone.)
+fn reconfigured(state: SessionState, config: datafusion::prelude::SessionConfig) -> SessionState {
+    let mut state = SessionStateBuilder::new_from_existing(state).build();
+    *state.config_mut() = config;
+    state
 }
 
 /// A table function of a cluster session: calls quarry's own and keeps the
@@ -712,19 +746,108 @@ pub fn cluster_state(local: &SessionContext) -> SessionState {
             base: base.clone(),
             ballista: BallistaPhysicalExtensionCodec::default(),
         }));
-    state = SessionStateBuilder::new_from_existing(state)
-        .with_config(config)
-        .build();
+    // Its own list of catalogs (holding the session's): a state built from
+    // it (Ballista builds the client's and each job's) may put a fresh
+    // default catalog into its list, which must not be the session's.
+    use datafusion::catalog::CatalogProviderList;
+    let list = Arc::new(datafusion::catalog::MemoryCatalogProviderList::new());
+    for name in local.catalog_names() {
+        if let Some(c) = local.catalog(&name) {
+            list.register_catalog(name, c);
+        }
+    }
+    state = reconfigured(
+        SessionStateBuilder::new_from_existing(state)
+            .with_catalog_list(list)
+            .build(),
+        config,
+    );
     for (name, f) in calls {
         state.register_udtf(&name, f);
     }
     state
 }
 
+/// A client's tables: its quarry session's (the store's `calls`, `evidence`,
+/// `extraction`, ...), each sent to the cluster as its name ([`TABLE`]) and
+/// read there by an executor in its own session over the same store; and
+/// the tables the client makes itself (`CREATE VIEW`), kept here.
+#[derive(Debug)]
+struct StoreTables {
+    local: Arc<dyn datafusion::catalog::SchemaProvider>,
+    own: Arc<dyn datafusion::catalog::SchemaProvider>,
+    base: Arc<SessionState>,
+}
+
+#[async_trait]
+impl datafusion::catalog::SchemaProvider for StoreTables {
+    fn table_names(&self) -> Vec<String> {
+        let mut names = self.own.table_names();
+        names.extend(
+            self.local
+                .table_names()
+                .into_iter()
+                .filter(|n| !self.own.table_exist(n)),
+        );
+        names
+    }
+
+    async fn table(&self, name: &str) -> Result<Option<Arc<dyn TableProvider>>> {
+        if let Some(t) = self.own.table(name).await? {
+            return Ok(Some(t));
+        }
+        Ok(self.local.table(name).await?.map(|t| {
+            Arc::new(CallTable {
+                name: format!("{TABLE}{name}"),
+                args: Vec::new(),
+                schema: t.schema(),
+                base: self.base.clone(),
+            }) as Arc<dyn TableProvider>
+        }))
+    }
+
+    fn register_table(
+        &self,
+        name: String,
+        table: Arc<dyn TableProvider>,
+    ) -> Result<Option<Arc<dyn TableProvider>>> {
+        self.own.register_table(name, table)
+    }
+
+    fn deregister_table(&self, name: &str) -> Result<Option<Arc<dyn TableProvider>>> {
+        self.own.deregister_table(name)
+    }
+
+    fn table_exist(&self, name: &str) -> bool {
+        self.own.table_exist(name) || self.local.table_exist(name)
+    }
+}
+
 /// A client session: the SQL is planned by the scheduler at `url`
 /// (`df://HOST:PORT`) and run by its executors.
 pub async fn client(url: &str, local: &SessionContext) -> Result<SessionContext> {
-    let ctx = SessionContext::remote_with_state(url, cluster_state(local)).await?;
+    let state = cluster_state(local);
+    let base = Arc::new(local.state());
+    let ctx = SessionContext::remote_with_state(url, state).await?;
+    // The quarry session's tables are read on the cluster by name, in a
+    // catalog of the client's own.
+    let options = base.config().options().catalog.clone();
+    if let Some(local_schema) = local
+        .catalog(&options.default_catalog)
+        .and_then(|c| c.schema(&options.default_schema))
+    {
+        use datafusion::catalog::{CatalogProvider, MemoryCatalogProvider, MemorySchemaProvider};
+        let catalog = MemoryCatalogProvider::new();
+        catalog.register_schema(
+            &options.default_schema,
+            Arc::new(StoreTables {
+                local: local_schema,
+                own: Arc::new(MemorySchemaProvider::new()),
+                base,
+            }),
+        )?;
+        ctx.register_catalog(&options.default_catalog, Arc::new(catalog));
+    }
     // Ballista's session keeps only DataFusion's own functions: quarry's
     // (`llm`, `segment`, `normalize_doi`, ...) go back in.
     let state = local.state();
@@ -775,9 +898,7 @@ pub async fn scheduler(
         Arc::new(move |client: datafusion::prelude::SessionConfig| {
             let mut config = sessions.config().clone();
             *config.options_mut() = client.options().as_ref().clone();
-            Ok(SessionStateBuilder::new_from_existing(sessions.clone())
-                .with_config(config)
-                .build())
+            Ok(reconfigured(sessions.clone(), config))
         }),
         Arc::new(move || config.clone()),
     );

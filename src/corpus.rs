@@ -110,9 +110,14 @@ pub fn documents(
 }
 
 /// One of `count` parts of a listing (`index` counts from 0), so that
-/// several processes read a corpus between them: a file belongs to the part
-/// its size picks, so byte-identical copies are read by one part, which
-/// marks the later ones duplicates as a whole listing would.
+/// several processes read a corpus between them. Each file's part depends on
+/// that file alone (never on the rest of the listing, which may change
+/// between the parts' listings): on its size and a digest of its content,
+/// so byte-identical copies are read by one part, which marks the later ones
+/// duplicates as a whole listing would. The content digest is an S3 object's
+/// ETag, else the file's last [`Share::TAIL`] bytes (one ranged read): with
+/// the size alone, a corpus of same-sized files (generated, templated) would
+/// all land in one part.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Share {
     /// This part.
@@ -128,11 +133,35 @@ pub struct Share {
 pub struct PartOf(pub Option<Share>);
 
 impl Share {
-    /// Whether `entry` is in this part.
-    pub fn holds(&self, entry: &Entry) -> bool {
-        self.count <= 1
-            || xxhash_rust::xxh3::xxh3_64(&entry.bytes.to_le_bytes()) % self.count as u64
-                == self.index as u64
+    /// How much of a file's end its part is drawn from.
+    pub const TAIL: u64 = 4096;
+
+    /// Whether `entry` of `source` is in this part. A file whose end cannot
+    /// be read on local disk (gone, no permission) is placed by its size, as
+    /// every part then finds it; elsewhere such a read is an error, so that
+    /// no two parts can place a file differently (the task is tried again).
+    pub async fn holds(&self, source: &Source, entry: &Entry) -> crate::error::Result<bool> {
+        if self.count <= 1 {
+            return Ok(true);
+        }
+        Ok(Self::key(source, entry).await? % self.count as u64 == self.index as u64)
+    }
+
+    async fn key(source: &Source, entry: &Entry) -> crate::error::Result<u64> {
+        use xxhash_rust::xxh3::Xxh3;
+        let mut h = Xxh3::new();
+        h.update(&entry.bytes.to_le_bytes());
+        match &entry.etag {
+            // An S3 ETag is a digest of the object's bytes.
+            Some(tag) if entry.uri.starts_with("s3://") => h.update(tag.as_bytes()),
+            _ => match source.tail(entry, Self::TAIL).await {
+                Ok(Some(tail)) => h.update(&tail),
+                Ok(None) => {}
+                Err(_) if entry.uri.starts_with("file://") => {}
+                Err(e) => return Err(e),
+            },
+        }
+        Ok(h.digest())
     }
 }
 
@@ -158,18 +187,33 @@ pub fn listed_documents(
                 let source = source.clone();
                 let store = store.clone();
                 let spec = opts.ingest.clone();
+                let placing = source.clone();
                 stream::iter(
                     entries
                         .into_iter()
                         .zip(0u64..)
-                        .filter(move |(e, _)| with_unscanned || !e.not_scanned)
-                        .filter(move |(e, _)| share.is_none_or(|s| s.holds(e))),
+                        .filter(move |(e, _)| with_unscanned || !e.not_scanned),
                 )
+                // With a share, only the files of this part (placing a file
+                // may read its end: several at once).
                 .map(move |(entry, at)| {
+                    let source = placing.clone();
+                    async move {
+                        let held = match share {
+                            Some(s) => s.holds(&source, &entry).await?,
+                            None => true,
+                        };
+                        Ok::<_, crate::error::QuarryError>(held.then_some((entry, at)))
+                    }
+                })
+                .buffered(parallel * 4)
+                .filter_map(|r| futures::future::ready(r.transpose()))
+                .map(move |held| {
                     let source = source.clone();
                     let store = store.clone();
                     let spec = spec.clone();
                     async move {
+                        let (entry, at) = held?;
                         Ok((
                             at,
                             ingest_entry(&source, store.as_ref(), entry, &spec).await,
@@ -230,25 +274,36 @@ pub fn mark_duplicate(seen: &mut HashMap<String, Entry>, d: &mut Document, rerea
 mod tests {
     use super::*;
 
-    #[test]
-    fn the_parts_of_a_listing_hold_each_file_once_and_copies_together() {
-        let entries: Vec<Entry> = (0..500u64)
-            .map(|i| {
-                Entry::local(
-                    std::path::Path::new(&format!("/c/{i}.pdf")),
-                    1_000 + i * 37 % 211,
-                )
-            })
-            .collect();
+    /// Files of one size (a generated corpus) spread over the parts; each
+    /// file is in one part, and a byte-identical copy in the same part.
+    #[tokio::test]
+    async fn the_parts_of_a_listing_hold_each_file_once_and_copies_together() {
+        let dir = tempfile::tempdir().unwrap();
+        for i in 0..400 {
+            // The same size, different bytes; every tenth file also copied.
+            let text = format!("document {i:04}\n");
+            std::fs::write(dir.path().join(format!("d{i:04}.txt")), &text).unwrap();
+            if i % 10 == 0 {
+                std::fs::write(dir.path().join(format!("copy{i:04}.txt")), &text).unwrap();
+            }
+        }
+        // One large file: only its end is read.
+        let mut big = vec![b'x'; 100_000];
+        big.extend_from_slice(b"end");
+        std::fs::write(dir.path().join("big.txt"), &big).unwrap();
+        let source = Source::parse(&format!("{}/", dir.path().display())).unwrap();
+        let entries = source.entries(false).await.unwrap();
+        assert_eq!(entries.len(), 441);
         for count in [1, 2, 3, 7] {
-            let shares: Vec<Share> = (0..count).map(|index| Share { index, count }).collect();
+            let mut part_of = HashMap::new();
             let mut sizes = vec![0usize; count];
             for e in &entries {
-                let holders: Vec<usize> = shares
-                    .iter()
-                    .filter(|s| s.holds(e))
-                    .map(|s| s.index)
-                    .collect();
+                let mut holders = Vec::new();
+                for index in 0..count {
+                    if (Share { index, count }).holds(&source, e).await.unwrap() {
+                        holders.push(index);
+                    }
+                }
                 assert_eq!(
                     holders.len(),
                     1,
@@ -256,12 +311,17 @@ mod tests {
                     e.source
                 );
                 sizes[holders[0]] += 1;
-                // A copy of the same size (the same bytes) is in the same part.
-                let copy = Entry::local(std::path::Path::new("/c/copy/x.pdf"), e.bytes);
-                assert!(shares[holders[0]].holds(&copy));
+                part_of.insert(e.file_name.clone(), holders[0]);
             }
-            // No part is left without work when there are many files.
-            assert!(sizes.iter().all(|&n| n > 500 / count / 3), "{sizes:?}");
+            for i in (0..400).step_by(10) {
+                assert_eq!(
+                    part_of[&format!("d{i:04}.txt")],
+                    part_of[&format!("copy{i:04}.txt")],
+                    "copies of d{i:04}.txt apart in {count} parts"
+                );
+            }
+            // No part is left without work, though every size is the same.
+            assert!(sizes.iter().all(|&n| n > 441 / count / 2), "{sizes:?}");
         }
     }
 }

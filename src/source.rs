@@ -442,6 +442,38 @@ impl Source {
         }
     }
 
+    /// The last `n` bytes of a listed file (all of it when smaller), or
+    /// `None` for a document fetched over HTTP. What is read is checked
+    /// against the listed size: a file that changed since is an error.
+    pub async fn tail(&self, entry: &Entry, n: u64) -> Result<Option<Bytes>> {
+        let store = match &self.kind {
+            SourceKind::Listing { store, .. } | SourceKind::Single { store, .. } => store,
+            SourceKind::Http { .. } => return Ok(None),
+        };
+        if entry.bytes == 0 {
+            return Ok(Some(Bytes::new()));
+        }
+        let range = entry.bytes.saturating_sub(n)..entry.bytes;
+        let got = store
+            .get_range(&entry.location, range.clone())
+            .await
+            .map_err(|e| QuarryError::Read {
+                path: entry.source.clone(),
+                message: e.to_string(),
+            })?;
+        if got.len() as u64 != range.end - range.start {
+            return Err(QuarryError::Read {
+                path: entry.source.clone(),
+                message: format!(
+                    "the file changed while it was read: {} bytes where the listing said {}",
+                    got.len(),
+                    range.end - range.start
+                ),
+            });
+        }
+        Ok(Some(got))
+    }
+
     /// Reads a whole file, refusing one larger than `max_bytes` before
     /// downloading it.
     pub async fn read(&self, entry: &Entry, max_bytes: u64) -> Result<Bytes> {

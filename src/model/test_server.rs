@@ -64,6 +64,8 @@ struct State {
     keep: bool,
     count: AtomicUsize,
     answered: Mutex<Vec<Value>>,
+    /// The bodies given a whole reply of status 200.
+    paid: Mutex<Vec<Value>>,
     /// Answers given or promised; requests beyond `hold_after` wait.
     granted: AtomicUsize,
     hold_after: AtomicUsize,
@@ -196,6 +198,12 @@ impl TestServer {
         self.state.answered.lock().expect("answered").clone()
     }
 
+    /// The bodies of the requests given a whole reply of status 200 (what
+    /// a provider charges for; an error status is not), in order.
+    pub fn paid(&self) -> Vec<Value> {
+        self.state.paid.lock().expect("paid").clone()
+    }
+
     /// The most requests that were in flight at once.
     pub fn peak_in_flight(&self) -> usize {
         self.state.peak.load(Ordering::SeqCst)
@@ -309,6 +317,9 @@ async fn serve(mut sock: TcpStream, st: Arc<State>, latency: Duration) -> std::i
         let res = answer(&mut sock, &path, &body, action).await;
         if whole && matches!(res, Ok(true)) {
             st.ok_replies.fetch_add(1, Ordering::SeqCst);
+            if st.keep {
+                st.paid.lock().expect("paid").push(body.clone());
+            }
         }
         st.in_flight.fetch_sub(1, Ordering::SeqCst);
         if st.keep && matches!(res, Ok(true)) {

@@ -239,6 +239,15 @@ pub fn answered(srv: &quarry::model::test_server::TestServer) -> Vec<String> {
         .collect()
 }
 
+/// The messages of the requests `srv` gave a whole reply of status 200
+/// (what a provider charges for), in order.
+pub fn paid(srv: &quarry::model::test_server::TestServer) -> Vec<String> {
+    srv.paid()
+        .iter()
+        .map(|v| v["messages"].to_string())
+        .collect()
+}
+
 /// After a killed run started again: no request among `before` (answered
 /// before the kill) was answered again in `all`, and `all` is at most one
 /// more than an uninterrupted run's `total` (the request held at the kill,
