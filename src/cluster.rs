@@ -188,13 +188,48 @@ fn call(state: &SessionState, name: &str, args: &[ScalarValue]) -> Result<Arc<dy
         .call_with_args(TableFunctionArgs::new(&exprs, state))
 }
 
-/// `base` with `share` in its configuration, for a part's call.
-fn with_share(base: &SessionState, share: Option<Share>) -> SessionState {
+/// `base` with `share` in its configuration, for a part's call of the
+/// query `query`, with that query's model layer.
+fn with_share(base: &SessionState, share: Option<Share>, query: &str) -> SessionState {
     let config = base
         .config()
         .clone()
         .with_extension(Arc::new(crate::corpus::PartOf(share)));
-    reconfigured(base.clone(), config)
+    let Some(rt) = query_runtime(base, query) else {
+        return reconfigured(base.clone(), config);
+    };
+    let mut state = reconfigured(base.clone(), config.with_extension(rt.clone()));
+    // The model calls of the part's stages go through the session's layer.
+    for f in crate::session::model_udfs(&rt) {
+        use datafusion::execution::FunctionRegistry;
+        let _ = state.register_udf(Arc::new(f));
+    }
+    state
+}
+
+/// The queries this process has run parts for, each with its model layer
+/// ([`Runtime::for_query`](crate::model::Runtime::for_query)): a query's
+/// parts here count against the run ceilings from zero, whatever else the
+/// executor ran before. Keyed by the process's own model layer (one per
+/// quarry session) and the query (its Ballista job); the latest 256 are
+/// kept.
+type Queries = std::collections::VecDeque<((usize, String), Arc<crate::model::Runtime>)>;
+static QUERIES: std::sync::LazyLock<std::sync::Mutex<Queries>> =
+    std::sync::LazyLock::new(Default::default);
+
+fn query_runtime(base: &SessionState, query: &str) -> Option<Arc<crate::model::Runtime>> {
+    let rt = base.config().get_extension::<crate::model::Runtime>()?;
+    let key = (Arc::as_ptr(&rt) as usize, query.to_string());
+    let mut all = QUERIES.lock().expect("queries");
+    if let Some((_, r)) = all.iter().find(|(k, _)| *k == key) {
+        return Some(r.clone());
+    }
+    let scoped = Arc::new(rt.for_query());
+    all.push_back((key, scoped.clone()));
+    if all.len() > 256 {
+        all.pop_front();
+    }
+    Some(scoped)
 }
 
 /// `state` with `config`. (A state builder handed a configuration makes
@@ -452,8 +487,8 @@ impl CallExec {
     }
 
     /// The rows of `share`'s part (of the whole call with none).
-    fn run(&self, share: Option<Share>) -> SendableRecordBatchStream {
-        let state = with_share(&self.base, share);
+    fn run(&self, share: Option<Share>, query: &str) -> SendableRecordBatchStream {
+        let state = with_share(&self.base, share, query);
         let name = self.name.clone();
         let args = self.args.clone();
         let inner = self.inner.clone();
@@ -546,6 +581,12 @@ impl ExecutionPlan for CallExec {
     ) -> Result<SendableRecordBatchStream> {
         use datafusion::arrow::array::AsArray;
         use datafusion::arrow::datatypes::UInt64Type;
+        // The query: its Ballista job ("TID job/stage.attempt/task.attempt"),
+        // else the client's session.
+        let query = ctx
+            .task_id()
+            .and_then(|t| Some(t.strip_prefix("TID ")?.split('/').next()?.to_string()))
+            .unwrap_or_else(|| ctx.session_id());
         let parts = self.parts.execute(partition, ctx)?;
         let this = self.clone();
         let split = self.merge != Merge::Whole;
@@ -568,7 +609,7 @@ impl ExecutionPlan for CallExec {
             .try_flatten();
         let this = Arc::new(this);
         let out = rows
-            .map_ok(move |share| this.run(split.then_some(share)))
+            .map_ok(move |share| this.run(split.then_some(share), &query))
             .try_flatten();
         Ok(Box::pin(RecordBatchStreamAdapter::new(
             self.schema.clone(),

@@ -136,16 +136,9 @@ pub fn session(settings: &Settings) -> Result<SessionContext> {
         Arc::new(crate::functions::cohort::CohortTables { env: env.clone() }),
     );
 
-    for (json, detail) in [(false, false), (true, false), (false, true), (true, true)] {
-        let f = AsyncScalarUDF::new(Arc::new(Llm::new(runtime.clone(), json, detail)));
-        ctx.register_udf(f.into_scalar_udf());
+    for f in model_udfs(&runtime) {
+        ctx.register_udf(f);
     }
-    ctx.register_udf(
-        AsyncScalarUDF::new(Arc::new(crate::functions::embed::Embed::new(
-            runtime.clone(),
-        )))
-        .into_scalar_udf(),
-    );
     ctx.register_udtf("embedders", Arc::new(crate::functions::embed::EmbeddersFn));
     ctx.register_udtf(
         "cache_stats",
@@ -303,6 +296,24 @@ pub fn session(settings: &Settings) -> Result<SessionContext> {
         }
     }
     Ok(ctx)
+}
+
+/// The scalar functions that call a model (`llm`, `llm_json`, `llm_detail`,
+/// `llm_json_detail`, `embed`), each sending through `runtime`.
+pub(crate) fn model_udfs(runtime: &Arc<Runtime>) -> Vec<ScalarUDF> {
+    let mut fs: Vec<ScalarUDF> = [(false, false), (true, false), (false, true), (true, true)]
+        .into_iter()
+        .map(|(json, detail)| {
+            AsyncScalarUDF::new(Arc::new(Llm::new(runtime.clone(), json, detail))).into_scalar_udf()
+        })
+        .collect();
+    fs.push(
+        AsyncScalarUDF::new(Arc::new(crate::functions::embed::Embed::new(
+            runtime.clone(),
+        )))
+        .into_scalar_udf(),
+    );
+    fs
 }
 
 /// `read` run over `store` on a thread of its own, with its own runtime and

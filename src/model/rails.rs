@@ -21,6 +21,10 @@ struct Used {
 pub struct Rails {
     limits: Limits,
     state: Mutex<(Used, HashMap<String, Used>)>,
+    /// Plans are checked against the whole ceiling, not what is left: the
+    /// rails of one query's parts on a cluster executor, where what the
+    /// run's other parts have sent is the same run's, already in its plan.
+    plan_whole: bool,
 }
 
 /// One scope of ceilings (the run, or a document) and how to name it.
@@ -78,6 +82,18 @@ impl Rails {
         Self {
             limits,
             state: Mutex::new((Used::default(), HashMap::new())),
+            plan_whole: false,
+        }
+    }
+
+    /// Rails for the parts of one query on a cluster executor: a part's
+    /// plan (the whole run's requests) is checked against the whole
+    /// ceiling, since the sends of the run's other parts here are the same
+    /// run's; requests are still reserved against it one by one.
+    pub fn for_parts(limits: Limits) -> Self {
+        Self {
+            plan_whole: true,
+            ..Self::new(limits)
         }
     }
 
@@ -96,7 +112,11 @@ impl Rails {
     /// sent: `calls` requests whose worst case is `worst_usd` (unknown price:
     /// `None`, and only the call ceiling can be checked).
     pub fn check_plan(&self, calls: u64, worst_usd: Option<f64>) -> Result<()> {
-        let (used_calls, used_usd) = self.used();
+        let (used_calls, used_usd) = if self.plan_whole {
+            (0, 0.0)
+        } else {
+            self.used()
+        };
         if let Some(max) = self.limits.max_total_calls {
             if used_calls + calls > max {
                 return Err(QuarryError::Invalid(format!(
@@ -182,6 +202,29 @@ impl Rails {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A query's parts check its whole plan against the whole ceiling,
+    /// though its other parts have reserved; reservations still stop at it.
+    #[test]
+    fn parts_of_one_query_check_the_plan_against_the_whole_ceiling() {
+        let limits = Limits {
+            max_total_calls: Some(3),
+            ..Default::default()
+        };
+        for (rails, plan_ok) in [
+            (Rails::new(limits), false),
+            (Rails::for_parts(limits), true),
+        ] {
+            let _a = rails.reserve(None, None).unwrap();
+            assert_eq!(rails.check_plan(3, None).is_ok(), plan_ok);
+            let _b = rails.reserve(None, None).unwrap();
+            let _c = rails.reserve(None, None).unwrap();
+            assert_eq!(
+                rails.reserve(None, None).unwrap_err().class(),
+                "call_cap_reached"
+            );
+        }
+    }
 
     #[test]
     fn concurrent_reservations_cannot_pass_a_ceiling() {

@@ -79,11 +79,19 @@ struct Endpoint {
 /// The model layer of a session.
 #[derive(Debug)]
 pub struct Runtime {
+    core: Arc<RuntimeCore>,
+    /// The run ceilings' count (see [`Runtime::scoped`]).
+    rails: Rails,
+}
+
+/// What every scope of a session's model layer shares: the endpoints and
+/// their limits, the cache, the trace, what a statement remembers.
+#[derive(Debug)]
+pub struct RuntimeCore {
     config: Config,
     endpoints: BTreeMap<String, Endpoint>,
     cache: Option<Cache>,
     trace: Trace,
-    rails: Rails,
     call_ids: AtomicI64,
     secrets: Vec<String>,
     replay_strict: bool,
@@ -179,6 +187,14 @@ impl Progress {
     }
 }
 
+impl std::ops::Deref for Runtime {
+    type Target = RuntimeCore;
+
+    fn deref(&self) -> &RuntimeCore {
+        &self.core
+    }
+}
+
 fn new_run_id() -> String {
     let now = chrono::Utc::now();
     let salt = hex::encode(<sha2::Sha256 as sha2::Digest>::digest(
@@ -220,21 +236,35 @@ impl Runtime {
         };
         Ok(Self {
             rails: Rails::new(config.limits),
-            cache: store.filter(|_| !opts.no_cache).map(Cache::new),
-            trace: Trace::new(new_run_id(), sink),
-            endpoints,
-            config,
-            call_ids: AtomicI64::new(0),
-            secrets,
-            replay_strict: opts.replay_strict,
-            warned: Mutex::new(HashSet::new()),
-            memo: Mutex::new(HashMap::new()),
-            embed_memo: Mutex::new(HashMap::new()),
-            progress: opts.progress.then(Default::default),
-            store: store_for_journal,
-            journal: crate::store::packs::Packs::new(FAILURES_DIR, "txt"),
-            retry_failed: opts.retry_failed,
+            core: Arc::new(RuntimeCore {
+                cache: store.filter(|_| !opts.no_cache).map(Cache::new),
+                trace: Trace::new(new_run_id(), sink),
+                endpoints,
+                config,
+                call_ids: AtomicI64::new(0),
+                secrets,
+                replay_strict: opts.replay_strict,
+                warned: Mutex::new(HashSet::new()),
+                memo: Mutex::new(HashMap::new()),
+                embed_memo: Mutex::new(HashMap::new()),
+                progress: opts.progress.then(Default::default),
+                store: store_for_journal,
+                journal: crate::store::packs::Packs::new(FAILURES_DIR, "txt"),
+                retry_failed: opts.retry_failed,
+            }),
         })
+    }
+
+    /// This model layer with run ceilings of its own for one query's parts
+    /// ([`Rails::for_parts`]), their count at zero, and all else shared
+    /// (endpoints and their `max_in_flight`, cache, trace). A cluster
+    /// executor keeps one per query, so what it sent for earlier queries
+    /// does not count against a new one.
+    pub fn for_query(&self) -> Self {
+        Self {
+            core: self.core.clone(),
+            rails: Rails::for_parts(self.rails.limits()),
+        }
     }
 
     /// The configuration in force.

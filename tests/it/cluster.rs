@@ -388,7 +388,9 @@ async fn an_executor_killed_during_extract_changes_nothing() {
 }
 
 /// A run over its call ceiling is refused on the cluster before any request
-/// (every part checks the whole run), and one at its ceiling runs.
+/// (every part checks the whole run), and one at its ceiling runs; later
+/// queries on the same executors, from another client session or the same,
+/// each have the whole ceiling (an executor counts per query).
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_cluster_run_over_its_ceiling_sends_nothing() {
     use quarry::model::test_server::TestServer;
@@ -431,6 +433,33 @@ async fn a_cluster_run_over_its_ceiling_sends_nothing() {
                 .to_string();
             assert!(t.contains("| ok     | 40 |"), "{t}");
             assert_eq!(srv.count(), 40);
+            // Another query on the same executors has the whole ceiling for
+            // itself (each executor counts per query), in another client
+            // session or the same.
+            let other = |i: usize| {
+                let pd = dir.path().join(format!("p{i}"));
+                std::fs::create_dir_all(&pd).unwrap();
+                let p = crate::extract::protocol_file(
+                    &pd,
+                    crate::extract::PROTOCOL
+                        .replace("The study design", &format!("The study design ({i})")),
+                );
+                format!(
+                    "SELECT status, count(*) AS n FROM extract('{}', '{}') GROUP BY status",
+                    corpus.display(),
+                    p.display()
+                )
+            };
+            let second = quarry::cluster::client(&url, &shared).await.unwrap();
+            second
+                .sql("SET datafusion.execution.target_partitions = 4")
+                .await
+                .unwrap();
+            for (i, c) in [(2, &second), (3, &second), (4, &client)] {
+                let t = crate::common::table(c, &other(i)).await;
+                assert!(t.contains("| ok     | 40 |"), "{t}");
+            }
+            assert_eq!(srv.count(), 160);
         }
     }
 }
