@@ -282,6 +282,32 @@ fn executor_process(port: u16, store: &str, config: &std::path::Path) -> Executo
     )
 }
 
+/// A scheduler in this process (an executor unheard of for `timeout` is
+/// dead) and `n` executor processes with `store` and `config`, and a client
+/// of it from `local` that splits calls into 4 parts.
+async fn processes(
+    local: &SessionContext,
+    store: &str,
+    config: &std::path::Path,
+    n: usize,
+    timeout: std::time::Duration,
+) -> (SessionContext, Vec<Executor>) {
+    let addr = quarry::cluster::scheduler("127.0.0.1:0".parse().unwrap(), timeout, local)
+        .await
+        .unwrap();
+    let executors = (0..n)
+        .map(|_| executor_process(addr.port(), store, config))
+        .collect();
+    let client = quarry::cluster::client(&format!("df://127.0.0.1:{}", addr.port()), local)
+        .await
+        .unwrap();
+    client
+        .sql("SET datafusion.execution.target_partitions = 4")
+        .await
+        .unwrap();
+    (client, executors)
+}
+
 /// An executor killed (SIGKILL) while its parts of an `extract` wait on the
 /// model: the scheduler takes it for dead, its parts run again on the other
 /// executor, the rows are one process's, and no request answered (paid
@@ -293,23 +319,10 @@ async fn an_executor_killed_during_extract_changes_nothing() {
     let f = Fifty::on_s3("cluster-kill", Duration::ZERO).await;
     let (one, one_srv, shared, many_srv, q) =
         (&f.one, &f.one_srv, &f.shared, &f.many_srv, &f.query);
-    let addr = quarry::cluster::scheduler(
-        "127.0.0.1:0".parse().unwrap(),
-        Duration::from_secs(4),
-        shared,
-    )
-    .await
-    .unwrap();
     let cfg = f.many_dir.join("quarry.toml");
-    let mut first = Some(executor_process(addr.port(), &f.many_store, &cfg));
-    let _second = executor_process(addr.port(), &f.many_store, &cfg);
-    let client = quarry::cluster::client(&format!("df://127.0.0.1:{}", addr.port()), shared)
-        .await
-        .unwrap();
-    client
-        .sql("SET datafusion.execution.target_partitions = 4")
-        .await
-        .unwrap();
+    let (client, mut executors) =
+        processes(shared, &f.many_store, &cfg, 2, Duration::from_secs(4)).await;
+    let mut first = Some(executors.remove(0));
     let want = table(one, q).await;
     let total = one_srv.count();
     // Answer a third of the run, hold the rest, kill an executor, go on.
@@ -460,6 +473,67 @@ async fn a_cluster_run_over_its_ceiling_sends_nothing() {
                 assert!(t.contains("| ok     | 40 |"), "{t}");
             }
             assert_eq!(srv.count(), 160);
+        }
+    }
+}
+
+/// The overshoot bound: requests a plan cannot count (here a repair round
+/// for every reply) stop at the run ceiling on each executor, so a query on
+/// two executor processes sends at most twice the ceiling, where one
+/// process sends exactly the ceiling.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn calls_a_plan_cannot_count_stop_at_the_ceiling_on_each_executor() {
+    use quarry::model::test_server::{Action, Rule, TestServer};
+    use std::time::Duration;
+    const CEILING: usize = 40;
+    let dir = tempfile::tempdir().unwrap();
+    let corpus = crate::extract::forty_trials(dir.path());
+    let proto = crate::extract::protocol_file(
+        dir.path(),
+        format!("{}\n[extract]\nrepair = true\n", crate::extract::PROTOCOL),
+    );
+    let q = format!(
+        "SELECT count(*) AS n FROM extract('{}', '{}')",
+        corpus.display(),
+        proto.display()
+    );
+    // Every first reply lacks `n`: each of the 40 requests asks for a repair.
+    let bad = r#"{"design":"trial","design__quote":"We enrolled"}"#;
+    for executors in [0, 2] {
+        let srv = TestServer::start(
+            vec![Rule {
+                needle: "Trial T".into(),
+                actions: vec![Action::Reply(bad.into())],
+            }],
+            Duration::ZERO,
+        )
+        .await
+        .unwrap();
+        let d = dir.path().join(format!("on{executors}"));
+        std::fs::create_dir_all(&d).unwrap();
+        let store = d.join("store").display().to_string();
+        let shared = scripted_with(
+            &srv.base_url(),
+            &d,
+            &store,
+            &format!("[limits]\nmax_total_calls = {CEILING}\n"),
+        );
+        let (ctx, _procs) = if executors == 0 {
+            (shared.clone(), Vec::new())
+        } else {
+            let cfg = d.join("quarry.toml");
+            processes(&shared, &store, &cfg, executors, Duration::from_secs(10)).await
+        };
+        let t = table(&ctx, &q).await;
+        assert!(t.contains("| 40 |"), "{t}");
+        let sent = srv.count();
+        if executors == 0 {
+            assert_eq!(sent, CEILING, "one process stops at the ceiling");
+        } else {
+            assert!(
+                sent > CEILING && sent <= executors * CEILING,
+                "{sent} requests on {executors} executors, ceiling {CEILING}"
+            );
         }
     }
 }
