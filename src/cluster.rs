@@ -15,9 +15,10 @@
 //! duplicates there), and
 //! its rows carry their document's position in the whole listing, by which
 //! one merge puts the parts back into the order a single process gives. A
-//! run (`extract`, `evidence`, `screen`) is split the same way: each part
-//! runs the model stages over its documents against the shared store and
-//! response cache, and the parts are merged on `source`. Every other table
+//! run (`extract`, `evidence`, `screen`, `claims`, `rejections`) is split
+//! the same way: each part runs the model stages over its documents against
+//! the shared store and response cache, and the parts are merged on
+//! `source`. Every other table
 //! function runs whole, as one part on one executor, and so do the
 //! session's tables (`calls`, `evidence`, `extraction`, ...), which travel
 //! as their names (`table:calls`) and are read by an executor from its own
@@ -79,9 +80,10 @@ enum Merge {
     /// A corpus function: each part's rows carry their document's position
     /// in the listing ([`LISTING_ORDER`](crate::functions::LISTING_ORDER), appended), merged on it.
     Listing,
-    /// A run (`extract`, `evidence`, `screen`): each part runs the model
-    /// stages over its documents, against the shared store and response
-    /// cache, and gives its rows ordered by `source`, merged on it.
+    /// A run (`extract`, `evidence`, `screen`, `claims`, `rejections`):
+    /// each part runs the model stages over its documents, against the
+    /// shared store and response cache, and gives its rows ordered by
+    /// `source`, merged on it.
     Source,
 }
 
@@ -89,7 +91,11 @@ enum Merge {
 fn merge_of(name: &str, table: &datafusion::arrow::datatypes::Schema) -> Merge {
     match name {
         "documents" | "inventory" | "blocks" | "chunks" | "cohort_tables" => Merge::Listing,
-        "extract" | "evidence" | "screen" if table.index_of("source").is_ok() => Merge::Source,
+        "extract" | "evidence" | "screen" | "claims" | "rejections"
+            if table.index_of("source").is_ok() =>
+        {
+            Merge::Source
+        }
         _ => Merge::Whole,
     }
 }

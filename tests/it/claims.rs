@@ -44,7 +44,7 @@ pub fn galaxy_reply() -> String {
     .to_string()
 }
 
-fn spec_file(dir: &Path) -> PathBuf {
+pub(crate) fn spec_file(dir: &Path) -> PathBuf {
     let p = dir.join("claims.toml");
     std::fs::write(&p, SPEC).unwrap();
     p

@@ -537,3 +537,89 @@ async fn calls_a_plan_cannot_count_stop_at_the_ceiling_on_each_executor() {
         }
     }
 }
+
+/// `claims` and `rejections` on a cluster: each part runs the claims stages
+/// over its documents and writes their revisions into the shared store; the
+/// claims and rejections are one process's (revision numbers aside: two
+/// executors take them in another order), and a second run sends nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn claims_on_a_cluster_are_one_processs() {
+    use quarry::model::test_server::{Action, Rule, TestServer};
+    use std::time::Duration;
+    let dir = tempfile::tempdir().unwrap();
+    let files: Vec<(String, String)> = (0..12)
+        .map(|i| {
+            (
+                format!("g{i:02}.txt"),
+                crate::claims::GALAXY.replace("Coma cluster", &format!("cluster number {i}")),
+            )
+        })
+        .collect();
+    let files: Vec<(&str, &str)> = files
+        .iter()
+        .map(|(a, b)| (a.as_str(), b.as_str()))
+        .collect();
+    let corpus = crate::common::corpus_with(dir.path(), &files);
+    let spec = crate::claims::spec_file(dir.path());
+    let rules = vec![Rule {
+        needle: "Dragonfly 44".into(),
+        actions: vec![Action::Reply(crate::claims::galaxy_reply())],
+    }];
+    let one_srv = TestServer::start(rules.clone(), Duration::ZERO)
+        .await
+        .unwrap();
+    let many_srv = TestServer::start(rules, Duration::ZERO).await.unwrap();
+    let (one_dir, many_dir) = (dir.path().join("one"), dir.path().join("many"));
+    std::fs::create_dir_all(&one_dir).unwrap();
+    std::fs::create_dir_all(&many_dir).unwrap();
+    let one = scripted(
+        &one_srv.base_url(),
+        &one_dir,
+        &one_dir.join("store").display().to_string(),
+    );
+    let shared = scripted(
+        &many_srv.base_url(),
+        &many_dir,
+        &many_dir.join("store").display().to_string(),
+    );
+    let url = quarry::cluster::standalone(&shared, 2, 2).await.unwrap();
+    let client = quarry::cluster::client(&url, &shared).await.unwrap();
+    client
+        .sql("SET datafusion.execution.target_partitions = 4")
+        .await
+        .unwrap();
+    let (c, s) = (corpus.display(), spec.display());
+    let claims = format!(
+        "SELECT claim_id, source, subject, predicate, quantity, span FROM claims('{c}', '{s}') \
+         ORDER BY source, claim_id"
+    );
+    let rejections = format!(
+        "SELECT source, ordinal, code, problems FROM rejections('{c}', '{s}') ORDER BY source, ordinal"
+    );
+    let plan = table(&client, &format!("EXPLAIN {claims}")).await;
+    assert!(
+        plan.contains("CallExec: claims") && plan.contains("parts=4"),
+        "{plan}"
+    );
+    let want = table(&one, &claims).await;
+    assert_eq!(want, table(&client, &claims).await);
+    assert_eq!(
+        want.lines().filter(|l| l.contains("DF44")).count(),
+        24,
+        "{want}"
+    );
+    let rejected = table(&one, &rejections).await;
+    assert_eq!(rejected, table(&client, &rejections).await);
+    assert_eq!(
+        rejected
+            .lines()
+            .filter(|l| l.contains("ungrounded"))
+            .count(),
+        12,
+        "{rejected}"
+    );
+    assert_eq!(one_srv.count(), many_srv.count());
+    let before = many_srv.count();
+    assert_eq!(want, table(&client, &claims).await);
+    assert_eq!(many_srv.count(), before, "a second run sent requests");
+}
