@@ -12,17 +12,16 @@
 //! session's `target_partitions`: each part lists the corpus and reads the
 //! files its [`Share`] holds (chosen by size and a digest of the bytes, so
 //! byte-identical copies meet in one part and the later ones are marked
-//! duplicates there), and
-//! its rows carry their document's position in the whole listing, by which
-//! one merge puts the parts back into the order a single process gives. A
-//! run (`extract`, `evidence`, `screen`, `claims`, `rejections`) is split
-//! the same way: each part runs the model stages over its documents against
-//! the shared store and response cache, and the parts are merged on
-//! `source`. Every other table
-//! function runs whole, as one part on one executor, and so do the
-//! session's tables (`calls`, `evidence`, `extraction`, ...), which travel
-//! as their names (`table:calls`) and are read by an executor from its own
-//! session over the same store.
+//! duplicates there), and its rows carry their document's position in the
+//! whole listing, by which one merge puts the parts back into the order a
+//! single process gives. A run (`extract`, `evidence`, `screen`, `claims`,
+//! `rejections`) is split the same way: each part runs the model stages
+//! over its documents against the shared store and response cache (with
+//! run ceilings counted per query on each executor), and the parts are
+//! merged on `source`. Every other table function runs whole, as one part
+//! on one executor, and so do the session's tables (`calls`, `evidence`,
+//! `extraction`, ...), which travel as their names (`table:calls`) and are
+//! read by an executor from its own session over the same store.
 //!
 //! ```no_run
 //! # async fn demo() -> datafusion::error::Result<()> {
@@ -205,7 +204,7 @@ fn with_share(base: &SessionState, share: Option<Share>, query: &str) -> Session
         return reconfigured(base.clone(), config);
     };
     let mut state = reconfigured(base.clone(), config.with_extension(rt.clone()));
-    // The model calls of the part's stages go through the session's layer.
+    // The model calls of the part's stages go through the query's layer.
     for f in crate::session::model_udfs(&rt) {
         use datafusion::execution::FunctionRegistry;
         let _ = state.register_udf(Arc::new(f));

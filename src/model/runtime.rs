@@ -80,7 +80,7 @@ struct Endpoint {
 #[derive(Debug)]
 pub struct Runtime {
     core: Arc<RuntimeCore>,
-    /// The run ceilings' count (see [`Runtime::scoped`]).
+    /// The run ceilings' count (see [`Runtime::for_query`]).
     rails: Rails,
 }
 
