@@ -46,11 +46,7 @@ async fn a_cluster_gives_what_one_process_gives() {
         .await
         .unwrap();
     let url = quarry::cluster::standalone(&shared, 2, 2).await.unwrap();
-    let client = quarry::cluster::client(&url, &shared).await.unwrap();
-    client
-        .sql("SET datafusion.execution.target_partitions = 3")
-        .await
-        .unwrap();
+    let client = client_of(&url, &shared, 3).await;
 
     // The plan runs on the cluster, in three parts merged in listing order.
     let plan = table(
@@ -202,11 +198,7 @@ async fn extract_on_a_cluster_gives_one_processs_rows_and_pays_once() {
         .await
         .unwrap();
     let url = quarry::cluster::standalone(shared, 2, 2).await.unwrap();
-    let client = quarry::cluster::client(&url, shared).await.unwrap();
-    client
-        .sql("SET datafusion.execution.target_partitions = 4")
-        .await
-        .unwrap();
+    let client = client_of(&url, shared, 4).await;
     let plan = table(&client, &format!("EXPLAIN {q}")).await;
     assert!(
         plan.contains("CallExec: extract") && plan.contains("parts=4"),
@@ -282,6 +274,19 @@ fn executor_process(port: u16, store: &str, config: &std::path::Path) -> Executo
     )
 }
 
+/// A client of the cluster at `url` from `local`, splitting calls into
+/// `parts`.
+async fn client_of(url: &str, local: &SessionContext, parts: usize) -> SessionContext {
+    let client = quarry::cluster::client(url, local).await.unwrap();
+    client
+        .sql(&format!(
+            "SET datafusion.execution.target_partitions = {parts}"
+        ))
+        .await
+        .unwrap();
+    client
+}
+
 /// A scheduler in this process (an executor unheard of for `timeout` is
 /// dead) and `n` executor processes with `store` and `config`, and a client
 /// of it from `local` that splits calls into 4 parts.
@@ -298,13 +303,7 @@ async fn processes(
     let executors = (0..n)
         .map(|_| executor_process(addr.port(), store, config))
         .collect();
-    let client = quarry::cluster::client(&format!("df://127.0.0.1:{}", addr.port()), local)
-        .await
-        .unwrap();
-    client
-        .sql("SET datafusion.execution.target_partitions = 4")
-        .await
-        .unwrap();
+    let client = client_of(&format!("df://127.0.0.1:{}", addr.port()), local, 4).await;
     (client, executors)
 }
 
@@ -427,11 +426,7 @@ async fn a_cluster_run_over_its_ceiling_sends_nothing() {
             &format!("[limits]\nmax_total_calls = {limit}\n"),
         );
         let url = quarry::cluster::standalone(&shared, 2, 2).await.unwrap();
-        let client = quarry::cluster::client(&url, &shared).await.unwrap();
-        client
-            .sql("SET datafusion.execution.target_partitions = 4")
-            .await
-            .unwrap();
+        let client = client_of(&url, &shared, 4).await;
         let got = crate::common::sql(&client, &q).await;
         if refused {
             let err = got.unwrap_err().to_string();
@@ -463,11 +458,7 @@ async fn a_cluster_run_over_its_ceiling_sends_nothing() {
                     p.display()
                 )
             };
-            let second = quarry::cluster::client(&url, &shared).await.unwrap();
-            second
-                .sql("SET datafusion.execution.target_partitions = 4")
-                .await
-                .unwrap();
+            let second = client_of(&url, &shared, 4).await;
             for (i, c) in [(2, &second), (3, &second), (4, &client)] {
                 let t = crate::common::table(c, &other(i)).await;
                 assert!(t.contains("| ok     | 40 |"), "{t}");
@@ -583,11 +574,7 @@ async fn claims_on_a_cluster_are_one_processs() {
         &many_dir.join("store").display().to_string(),
     );
     let url = quarry::cluster::standalone(&shared, 2, 2).await.unwrap();
-    let client = quarry::cluster::client(&url, &shared).await.unwrap();
-    client
-        .sql("SET datafusion.execution.target_partitions = 4")
-        .await
-        .unwrap();
+    let client = client_of(&url, &shared, 4).await;
     let (c, s) = (corpus.display(), spec.display());
     let claims = format!(
         "SELECT claim_id, source, subject, predicate, quantity, span FROM claims('{c}', '{s}') \
